@@ -1,0 +1,267 @@
+"""Ingest: trace files in, runs in the store out.
+
+For each file: open it (any compression), detect its kind, stream it chunk by chunk through
+the kind's parser into Parquet files in a staging directory, then name the run by the
+content hash and move it into the store in one rename. A bad line stops the file with its
+line number (or is counted and skipped with `skip_bad_lines`); nothing of a failed file
+reaches the store. Callers get one IngestResult per file.
+"""
+from __future__ import annotations
+
+import glob as globmod
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import __version__
+from .detect import detect_kind
+from .errors import TraceLineError, TracekitError, UnsupportedTraceError
+from .parsers import get_parser, lines_at
+from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
+from .sources import CHUNK_BYTES, TraceSource
+from .store import Store
+
+META_PREFIX = "# tracekit-meta "
+RUN_ID_LEN = 16
+
+ProgressFn = Callable[[Path, int, int], None]   # (path, bytes done, bytes total) on disk
+
+
+@dataclass
+class IngestResult:
+    path: Path
+    status: str                      # added | duplicate | failed | skipped
+    run_id: str | None = None
+    kind: str | None = None
+    n_events: int = 0
+    n_skipped_lines: int = 0
+    size_bytes: int = 0
+    seconds: float = 0.0
+    message: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def expand_paths(paths: Iterable[str | os.PathLike]) -> list[tuple[Path, bool]]:
+    """Files named by PATH arguments: a file, a directory (recursive) or a glob pattern.
+    The flag says whether the file was named explicitly (then an unknown format is an error;
+    files found by walking or globbing that are not traces are skipped)."""
+    out: list[tuple[Path, bool]] = []
+    seen: set[Path] = set()
+
+    def add(p: Path, explicit: bool) -> None:
+        rp = p.resolve()
+        if rp not in seen:
+            seen.add(rp)
+            out.append((p, explicit))
+
+    for raw in paths:
+        s = str(raw)
+        p = Path(s)
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts):
+                    add(f, False)
+        elif p.exists() or not any(ch in s for ch in "*?["):
+            add(p, True)                      # a missing file is reported by ingest_file
+        else:
+            matches = sorted(globmod.glob(s, recursive=True))
+            files = [Path(m) for m in matches if Path(m).is_file()]
+            if not files:
+                raise TracekitError(f"{s}: no files match this pattern")
+            for f in files:
+                add(f, False)
+    return out
+
+
+def _parse_meta(comments: list[tuple[int, str]]) -> dict:
+    for _, text in comments:
+        if text.startswith(META_PREFIX):
+            try:
+                meta = json.loads(text[len(META_PREFIX):])
+                if isinstance(meta, dict):
+                    return meta
+            except ValueError:
+                pass
+    return {}
+
+
+def _labels_from_meta(meta: dict) -> tuple[dict[str, str], dict[int, str]]:
+    labels: dict[str, str] = {}
+    flows: dict[int, str] = {}
+    if "scenario" in meta:
+        labels["scenario"] = str(meta["scenario"])
+    if "seed" in meta:
+        labels["seed"] = str(meta["seed"])
+    for k, v in (meta.get("params") or {}).items():
+        if k not in ("out_dir",):
+            labels.setdefault(str(k), str(v))
+    for fid, name in (meta.get("flows") or {}).items():
+        try:
+            flows[int(fid)] = str(name)
+        except ValueError:
+            pass
+    return labels, flows
+
+
+class _Writers:
+    """One ParquetWriter per table, opened on the first rows for that table."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.rows: dict[str, int] = {}
+
+    def write(self, table: str, frame: pl.DataFrame) -> None:
+        if frame.height == 0:
+            return
+        schema = TABLES[table]
+        arrow = frame.to_arrow().cast(schema)
+        w = self.writers.get(table)
+        if w is None:
+            w = pq.ParquetWriter(self.directory / f"{table}.parquet", schema, compression="zstd")
+            self.writers[table] = w
+        w.write_table(arrow)
+        self.rows[table] = self.rows.get(table, 0) + frame.height
+
+    def close(self) -> None:
+        for w in self.writers.values():
+            w.close()
+
+
+def ingest_file(
+    store: Store,
+    path: str | os.PathLike,
+    labels: dict[str, str] | None = None,
+    flow_labels: dict[int, str] | None = None,
+    skip_bad_lines: bool = False,
+    progress: ProgressFn | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> IngestResult:
+    """Ingest one trace file. Raises TracekitError (one line) on anything the user must fix;
+    the store is then unchanged."""
+    t0 = time.perf_counter()
+    path = Path(path)
+    src = TraceSource.open(path)
+    try:
+        kind = detect_kind(src.peek(), str(path))
+    except BaseException:
+        src.close()
+        raise
+    parser = get_parser(kind)
+    main = MAIN_TABLE[kind]
+    result = IngestResult(path=path, status="added", kind=kind)
+    staging = store.new_staging()
+    writers = _Writers(staging)
+    comments: list[tuple[int, str]] = []
+    t_min, t_max = float("inf"), float("-inf")
+    first_bad: tuple[int, str] | None = None
+    raw_total = src.raw_size
+    try:
+        for chunk in src.chunks(chunk_bytes):
+            res = parser.parse_chunk(chunk.data, chunk.first_line_no)
+            if res.bad_offsets:
+                off = res.bad_offsets[0]
+                line = lines_at(chunk.data, [off])[off]
+                if not skip_bad_lines:
+                    raise TraceLineError(str(path), chunk.first_line_no + off, parser.explain(line), line)
+                if first_bad is None:
+                    first_bad = (chunk.first_line_no + off, parser.explain(line))
+                result.n_skipped_lines += res.bad_count
+            if len(comments) < 100:
+                comments.extend(res.comments)
+            for table, frame in res.tables.items():
+                writers.write(table, frame)
+                if table == main and frame.height:
+                    t_min = min(t_min, frame["time"].min())
+                    t_max = max(t_max, frame["time"].max())
+            if progress:
+                progress(path, src.raw_position(), raw_total)
+        writers.close()
+        if first_bad:
+            result.warnings.append(
+                f"{path}: skipped {result.n_skipped_lines} bad line(s); first at line {first_bad[0]}: {first_bad[1]}"
+            )
+        if src.tail:
+            result.n_skipped_lines += 1
+            result.warnings.append(
+                f"{path}:{src.n_lines + 1}: last line has no newline (trace cut off mid-write?); ignored"
+            )
+        if src.truncated_stream:
+            result.warnings.append(f"{path}: the {src.compression} stream ends early (file cut off?); ingested what was there")
+        result.n_events = writers.rows.get(main, 0)
+        if result.n_events == 0:
+            raise TracekitError(f"{path}: no complete {kind} trace lines")
+        run_id = src.sha256[:RUN_ID_LEN]
+        meta_labels, meta_flows = _labels_from_meta(_parse_meta(comments))
+        all_labels = {**meta_labels, **(labels or {})}
+        all_flows = {**meta_flows, **(flow_labels or {})}
+        seed = all_labels.get("seed")
+        record = {
+            "source": str(path.resolve()),
+            "sha256": src.sha256,
+            "trace_kind": kind,
+            "compression": src.compression,
+            "size_bytes": src.size_bytes,
+            "n_lines": src.n_lines + (1 if src.tail else 0),
+            "n_events": result.n_events,
+            "n_skipped_lines": result.n_skipped_lines,
+            "t_start": t_min,
+            "t_end": t_max,
+            "scenario": all_labels.get("scenario"),
+            "seed": int(seed) if seed is not None and seed.lstrip("-").isdigit() else None,
+            "labels": [{"key": k, "value": v} for k, v in sorted(all_labels.items())],
+            "flow_labels": [{"fid": f, "name": n} for f, n in sorted(all_flows.items())],
+            "ingested_at": datetime.now(timezone.utc),
+            "tracekit_version": __version__,
+            "schema_version": SCHEMA_VERSION,
+        }
+        pq.write_table(pa.Table.from_pylist([record], schema=RUNS), staging / "run.parquet")
+        result.run_id = run_id
+        result.size_bytes = src.size_bytes
+        if not store.commit(staging, run_id):
+            result.status = "duplicate"
+            result.message = f"{path}: already in the store as run {run_id} (same content)"
+    except BaseException:
+        writers.close()
+        store.discard(staging)
+        src.close()
+        raise
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def ingest_paths(
+    data_dir: str | os.PathLike,
+    paths: Iterable[str | os.PathLike],
+    labels: dict[str, str] | None = None,
+    flow_labels: dict[int, str] | None = None,
+    skip_bad_lines: bool = False,
+    progress: ProgressFn | None = None,
+    on_result: Callable[[IngestResult], None] | None = None,
+) -> list[IngestResult]:
+    """Ingest every file PATHs name. A failure in one file is recorded in its result
+    (status 'failed') and the others go on; see `ingest_file` for a single file."""
+    files = expand_paths(paths)
+    if not files:
+        raise TracekitError("no files to ingest")
+    store = Store(data_dir, create=True)
+    results = []
+    for f, explicit in files:
+        try:
+            r = ingest_file(store, f, labels, flow_labels, skip_bad_lines, progress)
+        except UnsupportedTraceError as e:
+            r = IngestResult(path=f, status="failed" if explicit else "skipped", message=str(e))
+        except TracekitError as e:
+            r = IngestResult(path=f, status="failed", message=str(e))
+        results.append(r)
+        if on_result:
+            on_result(r)
+    return results

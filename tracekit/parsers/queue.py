@@ -1,0 +1,71 @@
+"""Queue monitor output, both shapes (one file may hold either or both):
+- periodic `monitor-queue` samples: `time from to meanBytesQ meanPktsQ parrivals pdepartures
+  pdrops barrivals bdepartures bdrops` (means over the last interval, counters cumulative);
+- per-event lines from `[$ns link a b] start-tracing`: `q -t time -s from -d to -l bytes -p pkts`.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from . import ParsedChunk, Parser, comment_lines, is_int, is_num, normalize_ws, read_fields
+
+_READ = {f"c{i}": pl.String for i in range(12)}
+_OUT = ("line_no", "sample_kind", "time", "from_node", "to_node", "bytes", "pkts",
+        "arrivals_pkts", "departures_pkts", "drops_pkts", "arrivals_bytes", "departures_bytes", "drops_bytes")
+_COUNTERS = ("arrivals_pkts", "departures_pkts", "drops_pkts", "arrivals_bytes", "departures_bytes", "drops_bytes")
+
+
+def _f(c: str) -> pl.Expr:
+    return pl.col(c).cast(pl.Float64, strict=False)
+
+
+def _i(c: str, dt=pl.Int32) -> pl.Expr:
+    return pl.col(c).cast(dt, strict=False)
+
+
+class QueueMonitorParser(Parser):
+    kind = "queue_monitor"
+    main_table = "queue_samples"
+
+    def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
+        df = read_fields(normalize_ws(data), _READ)
+        df = df.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_off"))
+        is_q = pl.col("c0") == "q"
+        tags_ok = (pl.col("c1") == "-t") & (pl.col("c3") == "-s") & (pl.col("c5") == "-d") & (pl.col("c7") == "-l") & (pl.col("c9") == "-p")
+        ev = df.with_columns(
+            pl.lit("event").alias("sample_kind"),
+            _f("c2").alias("time"), _i("c4").alias("from_node"), _i("c6").alias("to_node"),
+            _f("c8").alias("bytes"), _f("c10").alias("pkts"),
+            *[pl.lit(None, pl.Int64).alias(c) for c in _COUNTERS],
+        )
+        per = df.with_columns(
+            pl.lit("periodic").alias("sample_kind"),
+            _f("c0").alias("time"), _i("c1").alias("from_node"), _i("c2").alias("to_node"),
+            _f("c3").alias("bytes"), _f("c4").alias("pkts"),
+            *[_i(f"c{5 + k}", pl.Int64).alias(c) for k, c in enumerate(_COUNTERS)],
+        )
+        base_ok = pl.all_horizontal(*[pl.col(c).is_not_null() for c in ("time", "from_node", "to_node", "bytes", "pkts")]) & pl.col("c11").is_null()
+        ev = ev.with_columns((is_q & tags_ok & base_ok).alias("_ok"))
+        per = per.with_columns((~is_q & base_ok & pl.all_horizontal(*[pl.col(c).is_not_null() for c in _COUNTERS])).alias("_ok"))
+        skip = pl.col("c0").is_null() | pl.col("c0").str.starts_with("#")
+        good = pl.concat([ev.filter(pl.col("_ok")), per.filter(pl.col("_ok"))]).sort("_off")
+        okmask = ev["_ok"] | per["_ok"]
+        df = df.with_columns(okmask.alias("_ok"))
+        bad = df.filter(~pl.col("_ok") & ~skip)
+        out = good.with_columns((pl.col("_off") + first_line_no).alias("line_no")).select(_OUT)
+        return ParsedChunk({"queue_samples": out}, bad["_off"].head(1).to_list(), bad.height, comment_lines(data, first_line_no))
+
+    def explain(self, line: str) -> str:
+        t = line.split()
+        if t and t[0] == "q":
+            if len(t) != 11 or t[1::2] != ["-t", "-s", "-d", "-l", "-p"]:
+                return "expected 'q -t TIME -s FROM -d TO -l BYTES -p PKTS'"
+            if not (is_num(t[2]) and is_int(t[4]) and is_int(t[6]) and is_num(t[8]) and is_num(t[10])):
+                return "a value in the q line is not a number"
+            return "malformed queue event line"
+        if len(t) != 11:
+            return f"expected 11 fields of a monitor-queue sample (time from to meanBytes meanPkts and 6 counters), found {len(t)}"
+        for i, f in enumerate(t):
+            if not is_num(f):
+                return f"field {i + 1} is not a number: {f!r}"
+        return "malformed monitor-queue sample line (node ids and counters must be integers)"

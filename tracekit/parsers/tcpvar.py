@@ -1,0 +1,51 @@
+"""TCP variable traces from `$tcp attach $f; $tcp trace cwnd_` (plain format):
+`time saddr sport daddr dport var value`, padded with runs of spaces. Several agents
+may share one file; they are told apart by the address columns.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from . import ParsedChunk, Parser, comment_lines, is_int, is_num, normalize_ws, read_fields
+
+_READ = {"time": pl.String, "src_node": pl.Int32, "src_port": pl.Int32, "dst_node": pl.Int32,
+         "dst_port": pl.Int32, "var": pl.String, "value": pl.Float64, "extra": pl.String}
+_OUT = ("line_no", "time", "src_node", "src_port", "dst_node", "dst_port", "var", "value")
+
+
+class TcpVarParser(Parser):
+    kind = "tcpvar"
+    main_table = "tcp_vars"
+
+    def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
+        df = read_fields(normalize_ws(data), _READ)
+        tcol = pl.col("time")
+        df = df.with_columns(
+            tcol.cast(pl.Float64, strict=False).alias("_t"),
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("_off"),
+        )
+        ok = pl.all_horizontal(*[pl.col(c).is_not_null() for c in ("_t", "src_node", "src_port", "dst_node", "dst_port", "var", "value")]) & pl.col("extra").is_null()
+        skip = tcol.is_null() | tcol.str.starts_with("#")
+        df = df.with_columns(ok.alias("_ok"), (~ok & ~skip).alias("_bad"))
+        bad = df.filter(pl.col("_bad"))
+        out = (
+            df.filter(pl.col("_ok"))
+            .with_columns((pl.col("_off") + first_line_no).alias("line_no"), pl.col("_t").alias("time"))
+            .select(_OUT)
+        )
+        return ParsedChunk({"tcp_vars": out}, bad["_off"].head(1).to_list(), bad.height, comment_lines(data, first_line_no))
+
+    def explain(self, line: str) -> str:
+        t = line.split()
+        if t and t[0] == "time:":
+            return "one-line TCP variable trace (trace_all_oneline_) lines are not supported; use the plain format"
+        if len(t) != 7:
+            return f"expected 7 fields (time saddr sport daddr dport variable value), found {len(t)}"
+        if not is_num(t[0]):
+            return f"time is not a number: {t[0]!r}"
+        for i in range(1, 5):
+            if not is_int(t[i]):
+                return f"field {i + 1} is not an integer address part: {t[i]!r}"
+        if not is_num(t[6]):
+            return f"value is not a number: {t[6]!r}"
+        return "malformed TCP variable trace line"

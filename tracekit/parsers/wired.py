@@ -1,0 +1,138 @@
+"""The normal wired trace (`$ns trace-all`): 12-field lines and the 16-field
+`Trace set show_tcphdr_ 1` form, mixed freely; `v` annotation / link-state lines are kept
+in `annotations`, `#` lines are comments.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from ..schema import WIRED_EVENTS
+from . import ParsedChunk, Parser, comment_lines, is_int, is_num, lines_at, read_fields
+
+_READ = {
+    "event": pl.String,
+    "time": pl.Float64,
+    "from_node": pl.Int32,
+    "to_node": pl.Int32,
+    "ptype": pl.String,
+    "size": pl.Int32,
+    "flags": pl.String,
+    "fid": pl.Int32,
+    "src": pl.String,
+    "dst": pl.String,
+    "seq": pl.Int64,
+    "pkt_id": pl.Int64,
+    "tcp_ackno": pl.Int64,
+    "tcp_flags": pl.String,
+    "tcp_hlen": pl.Int32,
+    "sack_blocks": pl.Int32,
+    "extra": pl.String,
+}
+_REQUIRED = ("time", "from_node", "to_node", "ptype", "size", "flags", "fid", "seq", "pkt_id",
+             "src_node", "src_port", "dst_node", "dst_port")
+_HDR = ("tcp_ackno", "tcp_flags", "tcp_hlen", "sack_blocks")
+_OUT = ("line_no", "event", "time", "from_node", "to_node", "ptype", "size", "flags", "fid",
+        "src_node", "src_port", "dst_node", "dst_port", "seq", "pkt_id") + _HDR
+
+
+def _addr(col: str, node: str, port: str) -> list[pl.Expr]:
+    """`node.port` into two ints; a hierarchical `0.1.1.0` becomes null (reported as bad)."""
+    flat = pl.col(col).str.count_matches(".", literal=True) == 1
+    parts = pl.col(col).str.split_exact(".", 1)
+    return [
+        pl.when(flat).then(parts.struct.field("field_0").cast(pl.Int32, strict=False)).alias(node),
+        pl.when(flat).then(parts.struct.field("field_1").cast(pl.Int32, strict=False)).alias(port),
+    ]
+
+
+class WiredParser(Parser):
+    kind = "wired"
+    main_table = "events"
+
+    def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
+        df = read_fields(data, _READ)
+        ev = pl.col("event")
+        df = df.with_columns(
+            *_addr("src", "src_node", "src_port"),
+            *_addr("dst", "dst_node", "dst_port"),
+            pl.col("tcp_flags").str.strip_prefix("0x").str.to_integer(base=16, strict=False).cast(pl.Int32, strict=False),
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("_off"),
+        )
+        n_hdr = pl.sum_horizontal(*[pl.col(c).is_not_null().cast(pl.Int8) for c in _HDR])
+        ok = (
+            ev.is_in(WIRED_EVENTS)
+            & pl.all_horizontal(*[pl.col(c).is_not_null() for c in _REQUIRED])
+            & pl.col("extra").is_null()
+            & ((n_hdr == 0) | (n_hdr == 4))
+        )
+        skip = ev.is_null() | ev.is_in(("v",)) | ev.str.starts_with("#")
+        blank_or_skip = skip & ~ok
+        df = df.with_columns(ok.alias("_ok"), (~ok & ~blank_or_skip).alias("_bad"))
+        # an empty first field (line starting with a space) reads as null: only a blank line may
+        df = df.with_columns(
+            (pl.col("_bad") | (ev.is_null() & pl.any_horizontal(*[pl.col(c).is_not_null() for c in _READ if c != "event"]))).alias("_bad")
+        )
+        bad = df.filter(pl.col("_bad"))
+        events = (
+            df.filter(pl.col("_ok"))
+            .with_columns((pl.col("_off") + first_line_no).alias("line_no"))
+            .select(_OUT)
+        )
+        tables = {"events": events}
+        annots = df.filter(ev == "v")
+        if annots.height:
+            offs = annots["_off"].to_list()
+            texts = lines_at(data, offs)
+            rows = []
+            for off in offs:
+                parts = texts[off].split(" ", 2)
+                if len(parts) >= 2 and is_num(parts[1]):
+                    rows.append((first_line_no + off, float(parts[1]), parts[2] if len(parts) > 2 else ""))
+            tables["annotations"] = pl.DataFrame(
+                rows, schema={"line_no": pl.Int64, "time": pl.Float64, "text": pl.String}, orient="row"
+            )
+            bad_v = [o for o in offs if not (len(texts[o].split(" ", 2)) >= 2 and is_num(texts[o].split(" ", 2)[1]))]
+        else:
+            bad_v = []
+        bad_offsets = sorted(bad["_off"].head(1).to_list() + bad_v[:1])
+        return ParsedChunk(
+            tables=tables,
+            bad_offsets=bad_offsets,
+            bad_count=bad.height + len(bad_v),
+            comments=comment_lines(data, first_line_no),
+        )
+
+    def explain(self, line: str) -> str:
+        t = line.rstrip("\r").split(" ")
+        if t[0] == "v":
+            return "annotation line ('v') without a numeric time"
+        if t[0] == "":
+            return "empty field (line starts with a space, or two spaces in a row)"
+        if t[0] not in WIRED_EVENTS:
+            return f"unknown event {t[0]!r} (a wired trace line starts with + - r d, or v for an annotation)"
+        if len(t) not in (12, 16):
+            return f"expected 12 or 16 space-separated fields, found {len(t)}"
+        if "" in t:
+            return "empty field (two spaces in a row)"
+        names = ["event", "time", "from node", "to node", "packet type", "size", "flags", "fid",
+                 "source address", "destination address", "sequence number", "packet id",
+                 "TCP ackno", "TCP flags", "TCP header length", "SACK block count"]
+        checks = {1: is_num, 2: is_int, 3: is_int, 5: is_int, 7: is_int,
+                  10: lambda s: is_int(s, 64), 11: lambda s: is_int(s, 64),
+                  12: lambda s: is_int(s, 64), 14: is_int, 15: is_int}
+        for i, f in enumerate(t):
+            if i in checks and not checks[i](f):
+                return f"field {i + 1} ({names[i]}) is not a number: {f!r}"
+            if i in (8, 9):
+                parts = f.split(".")
+                if len(parts) > 2:
+                    return f"field {i + 1} ({names[i]}) {f!r} is a hierarchical address; only flat node.port addresses are supported"
+                if len(parts) != 2 or not all(is_int(p) for p in parts):
+                    return f"field {i + 1} ({names[i]}) is not a node.port address: {f!r}"
+            if i == 13:
+                h = f[2:] if f.startswith("0x") else f
+                try:
+                    int(h, 16)
+                except ValueError:
+                    return f"field 14 (TCP flags) is not a hex number: {f!r}"
+        return "malformed wired trace line"

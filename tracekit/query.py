@@ -1,0 +1,100 @@
+"""DuckDB over the Parquet store: the `raw_*` views over the files, then every view in sql/.
+
+Nothing is copied into a database file: each connection is in memory and reads the run
+files where they lie. `sql/` is read at run time; a file may use views defined by other
+files, whatever their names, because files whose dependencies are missing are retried.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from .errors import TracekitError
+from .schema import RUNS, TABLES
+from .store import Store
+
+
+def sql_dir() -> Path:
+    """sql/ ships inside the installed package; in a source checkout it is at the top."""
+    here = Path(__file__).resolve().parent
+    for cand in (here / "sql", here.parent / "sql"):
+        if cand.is_dir():
+            return cand
+    raise TracekitError("the sql/ views directory is missing from this installation")
+
+
+def _raw_view(con: duckdb.DuckDBPyConnection, store: Store, name: str, schema: pa.Schema) -> None:
+    fname = "run.parquet" if name == "runs" else f"{name}.parquet"
+    files = list(store.runs_dir.glob(f"run_id=*/{fname}")) if store.runs_dir.exists() else []
+    if files:
+        pattern = str(store.runs_dir / "run_id=*" / fname).replace("'", "''")
+        con.execute(
+            f"CREATE OR REPLACE VIEW raw_{name} AS SELECT * FROM read_parquet('{pattern}', "
+            "hive_partitioning = true, hive_types = {'run_id': VARCHAR}, union_by_name = true)"
+        )
+    else:
+        empty = pa.table({"run_id": pa.array([], pa.string()), **{f.name: pa.array([], f.type) for f in schema}})
+        con.register(f"_empty_{name}", empty)
+        con.execute(f"CREATE OR REPLACE VIEW raw_{name} AS SELECT * FROM _empty_{name}")
+
+
+def define_views(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
+    """Create raw_* and every sql/ view on `con`; returns the sql/ view names."""
+    _raw_view(con, store, "runs", RUNS)
+    for name, schema in TABLES.items():
+        _raw_view(con, store, name, schema)
+    pending = sorted(sql_dir().glob("*.sql"))
+    names = []
+    while pending:
+        failed = []
+        for f in pending:
+            try:
+                con.execute(f.read_text())
+                names.append(f.stem)
+            except duckdb.CatalogException as e:
+                failed.append((f, e))
+        if len(failed) == len(pending):
+            f, e = failed[0]
+            raise TracekitError(f"sql/{f.name}: {str(e).splitlines()[0]}")
+        pending = [f for f, _ in failed]
+    return names
+
+
+def connect(data_dir: str | os.PathLike, read_only_sql: bool = True) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with every view defined over the store at data_dir.
+    With read_only_sql, file access is then limited to the store directory."""
+    store = Store(data_dir)
+    con = duckdb.connect(":memory:")
+    define_views(con, store)
+    if read_only_sql:
+        root = str(store.root.resolve())
+        con.execute(f"SET allowed_directories = ['{root.replace(chr(39), chr(39) * 2)}']")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    return con
+
+
+_ALLOWED = {"SELECT", "EXPLAIN"}
+
+
+def run_query(con: duckdb.DuckDBPyConnection, query: str):
+    """Run one read-only statement (SELECT, WITH ... SELECT, EXPLAIN); returns a DuckDB
+    relation. Anything that would write is refused before it runs."""
+    try:
+        statements = con.extract_statements(query)
+    except duckdb.Error as e:
+        raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
+    if not statements:
+        raise TracekitError("SQL: empty query")
+    if len(statements) > 1:
+        raise TracekitError("SQL: one statement at a time")
+    kind = statements[0].type.name
+    if kind not in _ALLOWED:
+        raise TracekitError(f"SQL: only queries are allowed (got a {kind} statement); the store is read-only here")
+    try:
+        return con.sql(query)
+    except duckdb.Error as e:
+        raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None

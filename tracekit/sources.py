@@ -1,0 +1,174 @@
+"""Reading a trace file as a stream of complete lines, whatever its compression.
+
+`TraceSource` detects the compression from the magic bytes (not the file name), yields
+chunks that end on a line boundary with the 1-based number of their first line, hashes
+the decompressed content as it goes (the run's identity), and keeps a last line that has
+no newline aside: a simulation killed mid-write leaves one, and it is not to be trusted.
+Memory stays at about one chunk whatever the file size.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import lzma
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from .errors import TracekitError, UnsupportedTraceError
+
+CHUNK_BYTES = 32 * 1024 * 1024
+PEEK_BYTES = 64 * 1024
+
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"),
+)
+_ARCHIVES = ((b"PK\x03\x04", "a zip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"))
+
+
+@dataclass
+class Chunk:
+    data: bytes           # complete lines, each ending in b"\n"
+    first_line_no: int    # 1-based number of the first line in `data`
+    n_lines: int
+
+
+@dataclass
+class TraceSource:
+    """One input file. Iterate `chunks()` once; afterwards `sha256`, `size_bytes`,
+    `n_lines` and `tail` (an unterminated last line, or b"") describe the whole content."""
+
+    path: Path
+    compression: str = "none"
+    sha256: str = ""
+    size_bytes: int = 0
+    n_lines: int = 0
+    tail: bytes = b""
+    truncated_stream: bool = False     # the compressed stream ended early
+    _raw: BinaryIO | None = field(default=None, repr=False)
+    _stream: BinaryIO | None = field(default=None, repr=False)
+    _peeked: bytes = field(default=b"", repr=False)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "TraceSource":
+        p = Path(path)
+        if not p.exists():
+            raise TracekitError(f"{p}: no such file")
+        if p.is_dir():
+            raise TracekitError(f"{p}: is a directory")
+        try:
+            raw = open(p, "rb")
+        except PermissionError:
+            raise TracekitError(f"{p}: permission denied (cannot read the file)") from None
+        except OSError as e:
+            raise TracekitError(f"{p}: cannot open: {e.strerror or e}") from None
+        head = raw.read(8)
+        raw.seek(0)
+        src = cls(path=p, _raw=raw)
+        for magic, what in _ARCHIVES:
+            if head.startswith(magic):
+                raw.close()
+                raise UnsupportedTraceError(f"{p}: is {what}; extract the trace first")
+        for magic, name in _MAGIC:
+            if head.startswith(magic):
+                src.compression = name
+                break
+        src._stream = src._decompressor(raw)
+        return src
+
+    def _decompressor(self, raw: BinaryIO) -> BinaryIO:
+        c = self.compression
+        if c == "gzip":
+            return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        if c == "bz2":
+            return bz2.BZ2File(raw, mode="rb")  # type: ignore[return-value]
+        if c == "xz":
+            return lzma.LZMAFile(raw, mode="rb")  # type: ignore[return-value]
+        if c == "zstd":
+            import zstandard
+
+            return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)  # type: ignore[return-value]
+        return raw
+
+    @property
+    def raw_size(self) -> int:
+        """Size of the file on disk (compressed), for progress bars."""
+        return self.path.stat().st_size
+
+    def raw_position(self) -> int:
+        """How far into the file on disk the reader is."""
+        try:
+            return self._raw.tell() if self._raw else 0
+        except (OSError, ValueError):
+            return 0
+
+    def _read(self, n: int) -> bytes:
+        assert self._stream is not None
+        try:
+            return self._stream.read(n)
+        except EOFError:
+            # gzip/bz2/xz stream cut off: like a truncated plain trace, keep what we have.
+            self.truncated_stream = True
+            return b""
+        except (OSError, lzma.LZMAError, ValueError) as e:
+            raise TracekitError(f"{self.path}: corrupt {self.compression} data: {e}") from None
+        except Exception as e:  # zstandard.ZstdError and friends
+            if type(e).__name__ == "ZstdError":
+                if "incomplete" in str(e) or "premature" in str(e):
+                    self.truncated_stream = True
+                    return b""
+                raise TracekitError(f"{self.path}: corrupt zstd data: {e}") from None
+            raise
+
+    def peek(self, n: int = PEEK_BYTES) -> bytes:
+        """The first `n` decompressed bytes, without consuming them."""
+        while len(self._peeked) < n:
+            more = self._read(n - len(self._peeked))
+            if not more:
+                break
+            self._peeked += more
+        return self._peeked[:n]
+
+    def chunks(self, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
+        h = hashlib.sha256()
+        carry = b""
+        line_no = 1
+        first = True
+        while True:
+            if first and self._peeked:
+                block, first = self._peeked, False
+                self._peeked = b""
+            else:
+                block = self._read(chunk_bytes)
+            if not block:
+                break
+            h.update(block)
+            self.size_bytes += len(block)
+            buf = carry + block if carry else block
+            cut = buf.rfind(b"\n")
+            if cut < 0:
+                carry = buf
+                if len(carry) > 16 * chunk_bytes:
+                    raise TracekitError(f"{self.path}:{line_no}: line longer than {len(carry)} bytes; not a text trace")
+                continue
+            data, carry = buf[: cut + 1], buf[cut + 1 :]
+            n = data.count(b"\n")
+            yield Chunk(data=data, first_line_no=line_no, n_lines=n)
+            line_no += n
+            self.n_lines += n
+        self.tail = carry
+        self.sha256 = h.hexdigest()
+        self.close()
+
+    def close(self) -> None:
+        for f in (self._stream, self._raw):
+            try:
+                if f is not None:
+                    f.close()
+            except Exception:
+                pass

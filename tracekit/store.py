@@ -1,0 +1,127 @@
+"""The Parquet store: one directory per run, written atomically, no shared index file.
+
+Layout under the data directory:
+    tracekit-store.json                 {"schema_version": N}
+    runs/run_id=<id>/run.parquet        one row: the run record (schema.RUNS)
+    runs/run_id=<id>/<table>.parquet    the run's rows (schema.TABLES)
+    .staging/<pid>-<random>/            a run being written; renamed into runs/ when complete
+
+A run directory appears by one `rename`, so readers never see half a run, a failed ingest
+leaves nothing, and concurrent ingests of different traces never touch the same file. Two
+processes ingesting the same content race on the rename; the loser finds the run present.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+from .errors import TracekitError
+from .schema import SCHEMA_VERSION
+
+STORE_FILE = "tracekit-store.json"
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("TRACEKIT_DATA") or "tracekit-data")
+
+
+class Store:
+    def __init__(self, root: str | os.PathLike, create: bool = False):
+        self.root = Path(root)
+        self.runs_dir = self.root / "runs"
+        self.staging_dir = self.root / ".staging"
+        meta = self.root / STORE_FILE
+        if meta.exists():
+            self._check_version(meta)
+        elif create:
+            self._create()
+        elif self.root.exists() and any(self.root.iterdir()):
+            raise TracekitError(f"{self.root}: not a tracekit store (no {STORE_FILE}); use another --data directory")
+
+    @property
+    def exists(self) -> bool:
+        return (self.root / STORE_FILE).exists()
+
+    def _create(self) -> None:
+        if self.root.exists() and not self.root.is_dir():
+            raise TracekitError(f"{self.root}: exists and is not a directory")
+        if self.root.exists() and any(p.name != ".staging" for p in self.root.iterdir()):
+            raise TracekitError(f"{self.root}: directory is not empty and not a tracekit store; choose another --data")
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            self.staging_dir.mkdir(exist_ok=True)
+        except OSError as e:
+            raise TracekitError(f"{self.root}: cannot create the store: {e.strerror or e}") from None
+        tmp = self.root / f".{STORE_FILE}.{os.getpid()}.{uuid.uuid4().hex}"
+        tmp.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "format": "tracekit"}) + "\n")
+        os.replace(tmp, self.root / STORE_FILE)   # same content from every writer: a race is harmless
+
+    def _check_version(self, meta: Path) -> None:
+        try:
+            version = int(json.loads(meta.read_text())["schema_version"])
+        except (ValueError, KeyError, TypeError, OSError):
+            raise TracekitError(f"{meta}: unreadable store metadata; is this a tracekit store?") from None
+        if version > SCHEMA_VERSION:
+            raise TracekitError(
+                f"{self.root}: store has schema version {version}, newer than this tracekit understands "
+                f"({SCHEMA_VERSION}); upgrade tracekit to read it"
+            )
+        if version < SCHEMA_VERSION:  # no older layout exists yet; an upgrade step goes here
+            raise TracekitError(f"{self.root}: store schema version {version} is older than {SCHEMA_VERSION} and cannot be upgraded")
+
+    # -- runs ------------------------------------------------------------------------
+    def run_dir(self, run_id: str) -> Path:
+        return self.runs_dir / f"run_id={run_id}"
+
+    def has_run(self, run_id: str) -> bool:
+        return (self.run_dir(run_id) / "run.parquet").exists()
+
+    def run_ids(self) -> list[str]:
+        if not self.runs_dir.exists():
+            return []
+        return sorted(p.name.split("=", 1)[1] for p in self.runs_dir.glob("run_id=*") if (p / "run.parquet").exists())
+
+    def new_staging(self) -> Path:
+        self.staging_dir.mkdir(parents=True, exist_ok=True)
+        self._clean_stale_staging()
+        d = self.staging_dir / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        d.mkdir()
+        return d
+
+    def commit(self, staging: Path, run_id: str) -> bool:
+        """Move a complete run into place. False if that run is already present."""
+        target = self.run_dir(run_id)
+        if target.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+            return False
+        try:
+            os.rename(staging, target)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            if target.exists():
+                return False
+            raise
+        return True
+
+    def discard(self, staging: Path) -> None:
+        shutil.rmtree(staging, ignore_errors=True)
+
+    def _clean_stale_staging(self) -> None:
+        """Remove staging directories left by processes that no longer exist (a crash)."""
+        for d in self.staging_dir.iterdir():
+            pid = d.name.split("-", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
