@@ -111,29 +111,67 @@ def _labels_from_meta(meta: dict) -> tuple[dict[str, str], dict[int, str]]:
     return labels, flows
 
 
+def _polars_schema(schema: pa.Schema) -> pl.Schema:
+    return pl.DataFrame(schema.empty_table()).schema
+
+
+_PL_SCHEMAS = {name: _polars_schema(s) for name, s in TABLES.items()}
+
+
 class _Writers:
-    """One ParquetWriter per table, opened on the first rows for that table."""
+    """Writes each chunk's rows as one Parquet part (`<table>-00000.parquet`, ...) on a
+    background thread, so that writing one chunk overlaps parsing the next. At most two
+    chunks wait to be written, which bounds memory."""
+
+    MAX_PENDING = 2
 
     def __init__(self, directory: Path):
+        from concurrent.futures import ThreadPoolExecutor
+
         self.directory = directory
-        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracekit-write")
+        self.pending: list = []
+        self.parts: dict[str, int] = {}
         self.rows: dict[str, int] = {}
 
     def write(self, table: str, frame: pl.DataFrame) -> None:
         if frame.height == 0:
             return
-        schema = TABLES[table]
-        arrow = frame.to_arrow().cast(schema)
-        w = self.writers.get(table)
-        if w is None:
-            w = pq.ParquetWriter(self.directory / f"{table}.parquet", schema, compression="zstd")
-            self.writers[table] = w
-        w.write_table(arrow)
+        frame = frame.cast(_PL_SCHEMAS[table]).select(list(_PL_SCHEMAS[table]))
+        k = self.parts.get(table, 0)
+        self.parts[table] = k + 1
+        path = self.directory / f"{table}-{k:05d}.parquet"
+        self.pending.append(self.pool.submit(frame.write_parquet, path, compression="zstd"))
         self.rows[table] = self.rows.get(table, 0) + frame.height
+        while len(self.pending) > self.MAX_PENDING:
+            self.pending.pop(0).result()
 
     def close(self) -> None:
-        for w in self.writers.values():
-            w.close()
+        try:
+            for f in self.pending:
+                f.result()
+        finally:
+            self.pending = []
+            self.pool.shutdown(wait=True)
+
+
+class _TraceCopy:
+    """A zstd copy of the trace, written as it streams by."""
+
+    def __init__(self, path: Path):
+        import zstandard
+
+        self.f = open(path, "wb")
+        self.w = zstandard.ZstdCompressor(level=3).stream_writer(self.f, closefd=False)
+
+    def write(self, data: bytes) -> None:
+        if data:
+            self.w.write(data)
+
+    def close(self) -> None:
+        if not self.f.closed:
+            self.w.close()
+            self.f.close()
 
 
 def ingest_file(
@@ -144,9 +182,13 @@ def ingest_file(
     skip_bad_lines: bool = False,
     progress: ProgressFn | None = None,
     chunk_bytes: int = CHUNK_BYTES,
+    keep_trace: bool = False,
+    source_name: str | None = None,
 ) -> IngestResult:
     """Ingest one trace file. Raises TracekitError (one line) on anything the user must fix;
-    the store is then unchanged."""
+    the store is then unchanged. With keep_trace, the trace itself is kept in the run's
+    directory as `trace.zst` (zstd; the decompressed content whatever the input was).
+    source_name replaces the file's path in the run record (for files in temporary places)."""
     t0 = time.perf_counter()
     path = Path(path)
     src = TraceSource.open(path)
@@ -164,8 +206,11 @@ def ingest_file(
     t_min, t_max = float("inf"), float("-inf")
     first_bad: tuple[int, str] | None = None
     raw_total = src.raw_size
+    keep = _TraceCopy(staging / "trace.zst") if keep_trace else None
     try:
         for chunk in src.chunks(chunk_bytes):
+            if keep:
+                keep.write(chunk.data)
             res = parser.parse_chunk(chunk.data, chunk.first_line_no)
             if res.bad_offsets:
                 off = res.bad_offsets[0]
@@ -185,6 +230,9 @@ def ingest_file(
             if progress:
                 progress(path, src.raw_position(), raw_total)
         writers.close()
+        if keep:
+            keep.write(src.tail)
+            keep.close()
         if first_bad:
             result.warnings.append(
                 f"{path}: skipped {result.n_skipped_lines} bad line(s); first at line {first_bad[0]}: {first_bad[1]}"
@@ -205,7 +253,7 @@ def ingest_file(
         all_flows = {**meta_flows, **(flow_labels or {})}
         seed = all_labels.get("seed")
         record = {
-            "source": str(path.resolve()),
+            "source": source_name or str(path.resolve()),
             "sha256": src.sha256,
             "trace_kind": kind,
             "compression": src.compression,
@@ -231,6 +279,8 @@ def ingest_file(
             result.message = f"{path}: already in the store as run {run_id} (same content)"
     except BaseException:
         writers.close()
+        if keep:
+            keep.close()
         store.discard(staging)
         src.close()
         raise

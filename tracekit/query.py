@@ -27,7 +27,7 @@ def sql_dir() -> Path:
 
 
 def _raw_view(con: duckdb.DuckDBPyConnection, store: Store, name: str, schema: pa.Schema) -> None:
-    fname = "run.parquet" if name == "runs" else f"{name}.parquet"
+    fname = "run.parquet" if name == "runs" else f"{name}-*.parquet"
     files = list(store.runs_dir.glob(f"run_id=*/{fname}")) if store.runs_dir.exists() else []
     if files:
         pattern = str(store.runs_dir / "run_id=*" / fname).replace("'", "''")

@@ -124,7 +124,7 @@ RUNS = pa.schema(
     ]
 )
 
-# table name -> schema, for the per-run files runs/run_id=<id>/<table>.parquet
+# table name -> schema, for the per-run files runs/run_id=<id>/<table>-NNNNN.parquet
 TABLES = {
     "events": EVENTS,
     "annotations": ANNOTATIONS,

@@ -19,7 +19,7 @@ from typing import BinaryIO, Iterator
 
 from .errors import TracekitError, UnsupportedTraceError
 
-CHUNK_BYTES = 32 * 1024 * 1024
+CHUNK_BYTES = 8 * 1024 * 1024
 PEEK_BYTES = 64 * 1024
 
 _MAGIC = (

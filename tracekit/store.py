@@ -3,7 +3,7 @@
 Layout under the data directory:
     tracekit-store.json                 {"schema_version": N}
     runs/run_id=<id>/run.parquet        one row: the run record (schema.RUNS)
-    runs/run_id=<id>/<table>.parquet    the run's rows (schema.TABLES)
+    runs/run_id=<id>/<table>-NNNNN.parquet  the run's rows (schema.TABLES), one part per chunk
     .staging/<pid>-<random>/            a run being written; renamed into runs/ when complete
 
 A run directory appears by one `rename`, so readers never see half a run, a failed ingest

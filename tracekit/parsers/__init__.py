@@ -64,6 +64,7 @@ def read_fields(data: bytes, schema: dict) -> pl.DataFrame:
         schema=schema,
         quote_char=None,
         truncate_ragged_lines=True,
+        extra_columns="ignore",
         missing_columns="insert",
         ignore_errors=True,
     )

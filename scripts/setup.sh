@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Set up everything tracekit needs on a Debian or Ubuntu machine, idempotently:
+#   system packages (python3 + venv, ns-2 from the `ns2` package, gawk/mawk, zstd),
+#   a virtual environment at .venv with tracekit installed (editable) and its test tools.
+# Usage: scripts/setup.sh [--test]      (--test also installs what the test suite needs)
+# Runs apt-get as root, or through sudo when that works without a password; anything it
+# cannot install is reported and left to the caller (the demo falls back to sample_traces/).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+APT=""
+if command -v apt-get >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then APT="apt-get"
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then APT="sudo apt-get"
+  fi
+fi
+
+pkgs=()
+command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || pkgs+=(python3-venv)
+command -v ns >/dev/null 2>&1 || pkgs+=(ns2)
+if [ $want_test -eq 1 ]; then
+  command -v gawk >/dev/null 2>&1 || pkgs+=(gawk)
+  command -v mawk >/dev/null 2>&1 || pkgs+=(mawk)
+  command -v zstd >/dev/null 2>&1 || pkgs+=(zstd)
+fi
+
+if [ ${#pkgs[@]} -gt 0 ]; then
+  if [ -n "$APT" ]; then
+    say "installing system packages: ${pkgs[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    $APT update -qq >/dev/null 2>&1 || say "apt-get update failed (offline?)"
+    if ! $APT install -y -qq "${pkgs[@]}" >/dev/null 2>&1; then
+      # install one by one so that one missing package (ns2 on some releases) does not block the rest
+      for p in "${pkgs[@]}"; do
+        $APT install -y -qq "$p" >/dev/null 2>&1 || say "could not install $p"
+      done
+    fi
+  else
+    say "cannot run apt-get (not root, no password-less sudo); missing: ${pkgs[*]}"
+  fi
+fi
+
+if ! command -v python3 >/dev/null 2>&1; then
+  say "python3 is missing and could not be installed"; exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv"
+  python3 -m venv .venv || { say "python3 -m venv failed: install python3-venv"; exit 1; }
+fi
+extras=""
+[ $want_test -eq 1 ] && extras="[test]"
+stamp=".venv/.tracekit-installed$extras"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  say "installing tracekit$extras into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+  .venv/bin/python -m pip install -q -e ".$extras" || { say "pip install failed"; exit 1; }
+  touch "$stamp"
+fi
+if command -v ns >/dev/null 2>&1; then say "ns-2: $(command -v ns)"; else say "ns-2 not available"; fi
+exit 0
