@@ -1,0 +1,335 @@
+"""Bundled ns-2 scenarios, run under the real ns-2 (never faked).
+
+The traces are checked with plain line loops here, independent of tracekit's
+parsers: meta headers, flows and fids, deliveries at the destination, cwnd
+lines per TCP agent, queue lines, seed behaviour, and parameter validation.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from tracekit.scenarios import (
+    EXPERIMENTS,
+    SCENARIOS,
+    NsNotFoundError,
+    ScenarioRunError,
+    experiment_runs,
+    resolve_params,
+    run_scenario_traces,
+)
+from tracekit.scenarios import registry
+
+NS = shutil.which("ns")
+needs_ns = pytest.mark.skipif(NS is None, reason="ns-2 not installed (apt-get install ns2)")
+
+META = "# tracekit-meta "
+TCP_NAMES = {"Tahoe", "Reno", "Newreno", "Vegas", "Sack1"}
+
+# Short runs that still exercise every flow of each scenario (sources that
+# normally start late are pulled in so they deliver data within the run).
+SHORT = {
+    "homogeneous-dumbbell": {"duration": "3", "variant": "Sack1", "sender_lan": "fast_ethernet"},
+    "varying-parameters": {"duration": "3", "variant": "Tahoe", "error_rate": "0.05"},
+    "cbr-variants": {"duration": "3", "variant": "Vegas", "cbr_rate_mbps": "9.5",
+                     "cbr_start": "after_tcp", "cbr_late_start": "1"},
+    "cbr-fairness": {"duration": "3", "pair": "Newreno-Vegas", "cbr_rate_mbps": "9"},
+    "queue-influence": {"duration": "4", "variant": "Sack1", "queue": "RED", "red_links": "3",
+                        "cbr_rate_mbps": "9", "cbr_start": "1", "cbr_stop": "3"},
+    "reno-vs-vegas": {"duration": "12", "queue": "RED", "n_reno": "2", "vegas_start": "1"},
+    "newreno-vs-reno": {"duration": "6", "config": "multi", "flows_per_variant": "2", "start_max": "1"},
+}
+
+
+def read_meta(path: Path) -> dict:
+    with path.open() as fh:
+        first = fh.readline()
+    assert first.startswith(META), f"{path.name}: first line is not a tracekit-meta header: {first[:80]!r}"
+    return json.loads(first[len(META):])
+
+
+def body(path: Path) -> bytes:
+    """File content without the first (meta) line, which names the seed."""
+    data = path.read_bytes()
+    return data[data.index(b"\n") + 1:]
+
+
+def packet_lines(path: Path):
+    with path.open() as fh:
+        for line in fh:
+            if line.startswith("#"):
+                continue
+            f = line.split()
+            if f and f[0] in "+-rd" and len(f) >= 12:
+                yield f
+
+
+def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
+    paths = {p: out / f"{p}.tr" for p in ("packets", "cwnd", "queue")}
+    metas = {k: read_meta(p) for k, p in paths.items()}
+    flows = metas["packets"]["flows"]
+    for kind, meta in metas.items():
+        assert meta["scenario"] == sid
+        assert meta["seed"] == seed and isinstance(meta["seed"], int)
+        assert meta["file"] == kind
+        assert meta["flows"] == flows
+        assert set(meta["params"]) == set(params), f"{kind}: params keys differ"
+        for k, v in params.items():
+            got = meta["params"][k]
+            if isinstance(v, str):
+                assert got == v, (k, got, v)
+            else:
+                assert isinstance(got, (int, float)) and got == pytest.approx(v), (k, got, v)
+                if SCENARIOS[sid].param(k).type == "int":
+                    assert isinstance(got, int), (k, got)
+    assert flows, "no flows declared"
+    fids = sorted(int(f) for f in flows)
+    assert fids == list(range(1, len(fids) + 1)), f"fids must be 1..n, got {fids}"
+    for name in flows.values():
+        assert name in TCP_NAMES | {"CBR"}
+
+    # packets.tr: every declared flow delivers data at its destination node;
+    # no packet carries an undeclared fid (in particular fid 0).
+    delivered = defaultdict(int)
+    src_addr = {}
+    seen_fids = set()
+    n_lines = 0
+    with paths["packets"].open() as fh:
+        for line in fh:
+            if line.startswith("#"):
+                continue
+            f = line.split()
+            assert f[0] in ("+", "-", "r", "d"), line
+            assert len(f) == 12, line
+            n_lines += 1
+            fid = f[7]
+            seen_fids.add(fid)
+            if f[4] == "ack":
+                continue
+            src_addr.setdefault(fid, f[8])
+            if f[0] == "r" and f[3] == f[9].split(".")[0]:
+                delivered[fid] += 1
+    assert n_lines > 100
+    assert seen_fids <= set(flows), f"undeclared fids in packets.tr: {seen_fids - set(flows)}"
+    for fid, name in flows.items():
+        assert delivered[fid] >= 3, f"flow {fid} ({name}) delivered {delivered[fid]} data packets"
+
+    # cwnd.tr: one series per TCP agent, keyed by (saddr, sport)
+    series = defaultdict(int)
+    with paths["cwnd"].open() as fh:
+        for line in fh:
+            if line.startswith("#"):
+                continue
+            f = line.split()
+            assert len(f) == 7 and f[5] == "cwnd_", line
+            float(f[0]), float(f[6])
+            series[f"{f[1]}.{f[2]}"] += 1
+    tcp_fids = [fid for fid, name in flows.items() if name != "CBR"]
+    assert len(series) == len(tcp_fids)
+    for fid in tcp_fids:
+        assert series[src_addr[fid]] >= 2, f"no cwnd_ changes for TCP flow {fid} ({src_addr[fid]})"
+
+    # queue.tr: per-event queue-monitor lines
+    nq = 0
+    with paths["queue"].open() as fh:
+        for line in fh:
+            if line.startswith("#"):
+                continue
+            f = line.split()
+            assert len(f) == 11 and f[0:2] == ["q", "-t"] and f[3::2] == ["-s", "-d", "-l", "-p"], line
+            float(f[2]), int(f[8]), int(f[10])
+            nq += 1
+    assert nq > 10
+
+
+@needs_ns
+@pytest.mark.parametrize("sid", list(SCENARIOS))
+def test_scenario_runs_and_traces(sid, tmp_path):
+    overrides = SHORT[sid]
+    params = resolve_params(sid, overrides)
+    paths = run_scenario_traces(sid, overrides, 7, tmp_path / "s7")
+    assert [p.name for p in paths] == ["packets.tr", "cwnd.tr", "queue.tr"]
+    assert all(p.is_file() and p.stat().st_size > 0 for p in paths)
+    check_traces(sid, tmp_path / "s7", params, 7)
+
+
+@needs_ns
+@pytest.mark.parametrize("sid", list(SCENARIOS))
+def test_seeds(sid, tmp_path):
+    overrides = SHORT[sid]
+    a = run_scenario_traces(sid, overrides, 1, tmp_path / "a")
+    b = run_scenario_traces(sid, overrides, 1, tmp_path / "b")
+    c = run_scenario_traces(sid, overrides, 2, tmp_path / "c")
+    for pa, pb in zip(a, b):
+        assert pa.read_bytes() == pb.read_bytes(), f"{pa.name}: same seed, different bytes"
+    assert body(a[0]) != body(c[0]), "seeds 1 and 2 gave the same packets.tr"
+
+
+@needs_ns
+@pytest.mark.parametrize("sid", list(SCENARIOS))
+def test_tcl_defaults_match_registry(sid, tmp_path):
+    """Run the script directly with no parameters but a short duration: the
+    resolved parameters it reports must equal the registry's defaults."""
+    sc = SCENARIOS[sid]
+    proc = subprocess.run([NS, str(sc.script_path), f"out_dir={tmp_path}", "duration=0.5"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    meta = read_meta(tmp_path / "packets.tr")
+    assert meta["seed"] == 1
+    expected = sc.defaults()
+    expected["duration"] = 0.5
+    assert list(meta["params"]) == list(expected)
+    for k, v in expected.items():
+        assert meta["params"][k] == v, (k, meta["params"][k], v)
+        assert type(meta["params"][k]) is type(v) or isinstance(v, float), (k, meta["params"][k], v)
+
+
+@needs_ns
+def test_tcl_rejects_unknown_key(tmp_path):
+    sc = SCENARIOS["cbr-variants"]
+    proc = subprocess.run([NS, str(sc.script_path), f"out_dir={tmp_path}", "cbr_rate=3"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "unknown parameter 'cbr_rate'" in proc.stderr and "cbr_rate_mbps" in proc.stderr
+    proc = subprocess.run([NS, str(sc.script_path), f"out_dir={tmp_path}", "variant=Cubic"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "Tahoe, Reno, Newreno, Vegas" in proc.stderr
+
+
+# ---------------------------------------------------------------- validation
+
+@pytest.mark.parametrize(
+    "sid, overrides, fragments",
+    [
+        ("no-such-scenario", {}, ["unknown scenario", "cbr-variants"]),
+        ("cbr-variants", {"rate": "2"}, ["unknown parameter 'rate'", "cbr_rate_mbps"]),
+        ("cbr-variants", {"cbr_rate_mbps": "fast"}, ["cbr_rate_mbps", "a number"]),
+        ("cbr-variants", {"variant": "Sack1"}, ["variant", "one of Tahoe, Reno, Newreno, Vegas"]),
+        ("homogeneous-dumbbell", {"window": "2.5"}, ["window", "an integer"]),
+        ("queue-influence", {"red_links": "9"}, ["red_links", "out of range", "[0, 5]"]),
+        ("varying-parameters", {"error_rate": "-0.1"}, ["error_rate", "out of range"]),
+        ("cbr-fairness", {"pair": "Reno/Vegas"}, ["pair", "Newreno-Vegas"]),
+        ("queue-influence", {"cbr_start": "20", "cbr_stop": "10"}, ["cbr_stop", "cbr_start"]),
+        ("cbr-variants", {"seed": "3"}, ["seed", "--seed"]),
+        ("cbr-variants", {"out_dir": "/tmp"}, ["out_dir"]),
+    ],
+)
+def test_bad_params(sid, overrides, fragments):
+    with pytest.raises(ValueError) as exc:
+        resolve_params(sid, overrides)
+    msg = str(exc.value)
+    assert "\n" not in msg
+    for frag in fragments:
+        assert frag in msg, (frag, msg)
+
+
+def test_resolve_types_and_defaults():
+    p = resolve_params("cbr-variants", {"cbr_rate_mbps": "2", "window": "30", "variant": "vegas"})
+    assert p["cbr_rate_mbps"] == 2.0 and isinstance(p["cbr_rate_mbps"], float)
+    assert p["window"] == 30 and isinstance(p["window"], int)
+    assert p["variant"] == "Vegas"  # canonical spelling
+    assert p["duration"] == SCENARIOS["cbr-variants"].param("duration").default
+    assert list(p) == [q.name for q in SCENARIOS["cbr-variants"].params]
+
+
+def test_run_rejects_bad_input_before_running(tmp_path):
+    with pytest.raises(ValueError, match="unknown parameter"):
+        run_scenario_traces("cbr-variants", {"nope": "1"}, 1, tmp_path)
+    with pytest.raises(ValueError, match="seed"):
+        run_scenario_traces("cbr-variants", {}, 0, tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+@needs_ns
+def test_timeout(tmp_path):
+    with pytest.raises(ScenarioRunError, match="timed out"):
+        run_scenario_traces("newreno-vs-reno", {"config": "red", "duration": "500"}, 1, tmp_path,
+                            timeout_s=0.3)
+
+
+def test_ns_missing(tmp_path):
+    with pytest.raises(NsNotFoundError, match="apt-get install ns2"):
+        run_scenario_traces("cbr-variants", {"duration": "1"}, 1, tmp_path, ns_binary="ns-not-installed-xyz")
+
+
+@needs_ns
+def test_ns_tcl_error_reported(tmp_path, monkeypatch):
+    """A script that dies with a Tcl error: the message carries ns's last lines."""
+    tcl = tmp_path / "tcl"
+    tcl.mkdir()
+    (tcl / "cbr-variants.tcl").write_text(
+        'set ns [new Simulator]\nputs "building"\nset tcp [new Agent/TCP/NoSuchVariant]\n$ns run\n'
+    )
+    monkeypatch.setattr(registry, "TCL_DIR", tcl)
+    with pytest.raises(ScenarioRunError) as exc:
+        run_scenario_traces("cbr-variants", {"duration": "1"}, 1, tmp_path / "out")
+    msg = str(exc.value)
+    assert "Agent/TCP/NoSuchVariant" in msg and "exited with status" in msg
+
+
+@needs_ns
+def test_ns_exit0_without_traces(tmp_path, monkeypatch):
+    """ns-2 exits 0 silently on a bad bandwidth string; missing traces are an error."""
+    tcl = tmp_path / "tcl"
+    tcl.mkdir()
+    (tcl / "cbr-variants.tcl").write_text(
+        'set ns [new Simulator]\nset a [$ns node]\nset b [$ns node]\n'
+        '$ns duplex-link $a $b 1Xb 10ms DropTail\n$ns run\n'
+    )
+    monkeypatch.setattr(registry, "TCL_DIR", tcl)
+    with pytest.raises(ScenarioRunError, match="packets.tr missing"):
+        run_scenario_traces("cbr-variants", {"duration": "1"}, 1, tmp_path / "out")
+
+
+@needs_ns
+def test_ns_error_on_stdout_with_exit0(tmp_path, monkeypatch):
+    tcl = tmp_path / "tcl"
+    tcl.mkdir()
+    (tcl / "cbr-variants.tcl").write_text(
+        'set ns [new Simulator]\n'
+        'if {[catch {nosuchcommand} err]} { puts "$err\\n    while executing\\n\\"nosuchcommand\\"" }\n'
+        'exit 0\n'
+    )
+    monkeypatch.setattr(registry, "TCL_DIR", tcl)
+    with pytest.raises(ScenarioRunError, match="invalid command name"):
+        run_scenario_traces("cbr-variants", {"duration": "1"}, 1, tmp_path / "out")
+
+
+# ---------------------------------------------------------------- registry
+
+def test_registry_shape():
+    assert set(SCENARIOS) == set(SHORT)
+    for sid, sc in SCENARIOS.items():
+        assert sc.id == sid
+        assert sc.script_path.is_file(), sc.script_path
+        assert sc.title and sc.paper and sc.experiment and sc.description
+        names = [p.name for p in sc.params]
+        assert len(names) == len(set(names))
+        assert "duration" in names and "seed" not in names and "out_dir" not in names
+        for p in sc.params:
+            assert p.type in ("int", "float", "choice", "str")
+            # the default itself must validate
+            assert p.parse(str(p.default)) == p.default
+            if p.type == "choice":
+                assert p.default in p.choices
+    assert (registry.TCL_DIR / "common.tcl").is_file()
+
+
+def test_experiments_resolve():
+    covered = set()
+    for name, exp in EXPERIMENTS.items():
+        assert exp.name == name and exp.scenario in SCENARIOS and exp.seeds and exp.description
+        runs = experiment_runs(name)
+        assert len(runs) == exp.n_runs() > 0
+        covered.add(exp.scenario)
+    assert covered == set(SCENARIOS)
+    exp1 = EXPERIMENTS["cbr-exp1"]
+    rates = exp1.grid["cbr_rate_mbps"]
+    assert rates[0] == 1.0 and rates[-1] == 10.0 and len(rates) == 91 and 7.5 in rates
+    assert set(exp1.grid["variant"]) == {"Tahoe", "Reno", "Newreno", "Vegas"}

@@ -1,0 +1,144 @@
+"""Run a bundled ns-2 scenario and return the trace files it wrote."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .registry import format_value, get_scenario, resolve_params
+
+TRACE_FILES = ("packets.tr", "cwnd.tr", "queue.tr")
+META_PREFIX = "# tracekit-meta "
+
+# What ns/Tcl print when a script fails.  ns-2 sometimes prints these on stdout
+# and still exits 0, so the output is always scanned.
+_ERROR_PATTERNS = re.compile(
+    r"(^\s*invoked from within|^\s*while executing|^\(procedure |invalid command name|"
+    r"can't read \"|can't set \"|wrong # args|no such variable|tracekit scenario error|"
+    r"^--- Classifier::no-slot|couldn't open|^Error|ns: .*: )",
+    re.MULTILINE,
+)
+
+
+class NsNotFoundError(RuntimeError):
+    """The ns-2 binary is not installed / not on PATH."""
+
+
+class ScenarioRunError(RuntimeError):
+    """ns-2 failed: non-zero exit, a Tcl error, or missing/empty trace files."""
+
+    def __init__(self, message: str, *, returncode: int | None = None, output_tail: str = ""):
+        super().__init__(message)
+        self.returncode = returncode
+        self.output_tail = output_tail
+
+
+def _tail(text: str, n: int = 20) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(lines[-n:])
+
+
+def find_ns(ns_binary: str = "ns") -> str:
+    """Absolute path of the ns binary, or NsNotFoundError with install advice."""
+    path = shutil.which(ns_binary) if os.sep not in ns_binary else (
+        ns_binary if os.access(ns_binary, os.X_OK) else None
+    )
+    if not path:
+        raise NsNotFoundError(
+            f"ns-2 binary {ns_binary!r} not found on PATH; install ns-2.35 "
+            "(Debian/Ubuntu: sudo apt-get install ns2) or pass ns_binary=/path/to/ns"
+        )
+    return path
+
+
+def ns_command(scenario_id: str, params: dict[str, Any], seed: int, out_dir: Path,
+               ns_binary: str = "ns") -> list[str]:
+    """The argv that runs the scenario (params must already be resolved)."""
+    sc = get_scenario(scenario_id)
+    args = [ns_binary, str(sc.script_path), f"out_dir={out_dir}", f"seed={int(seed)}"]
+    args += [f"{k}={format_value(v)}" for k, v in params.items()]
+    return args
+
+
+def run_scenario_traces(
+    scenario_id: str,
+    params: dict[str, Any] | None,
+    seed: int,
+    out_dir: Path,
+    ns_binary: str = "ns",
+    timeout_s: float | None = None,
+) -> list[Path]:
+    """Run ``scenario_id`` under ns-2 with ``params`` (overrides; strings or typed
+    values, validated with resolve_params) and ``seed`` (>= 1), writing
+    packets.tr, cwnd.tr and queue.tr into ``out_dir`` (created if needed).
+
+    Returns the paths of the trace files written.  Raises ValueError for bad
+    parameters, NsNotFoundError if ns is missing, ScenarioRunError (with the last
+    ~20 lines of ns output in the message) if the simulation fails or times out.
+    """
+    resolved = resolve_params(scenario_id, {k: format_value(v) if not isinstance(v, str) else v
+                                            for k, v in (params or {}).items()})
+    try:
+        seed = int(seed)
+    except (TypeError, ValueError):
+        raise ValueError(f"seed must be an integer >= 1, got {seed!r}") from None
+    if seed < 1:
+        raise ValueError(f"seed must be an integer >= 1 (ns-2 seed 0 means a time-of-day seed), got {seed}")
+    ns_path = find_ns(ns_binary)
+    out_dir = Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in TRACE_FILES:  # never mistake a previous run's files for this one's
+        (out_dir / name).unlink(missing_ok=True)
+
+    cmd = ns_command(scenario_id, resolved, seed, out_dir, ns_path)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                              timeout=timeout_s, cwd=out_dir, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or "") if isinstance(exc.stdout, str) else (exc.stdout or b"").decode("utf-8", "replace")
+        err = (exc.stderr or "") if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
+        tail = _tail(out + "\n" + err)
+        raise ScenarioRunError(
+            f"ns-2 timed out after {timeout_s} s running scenario {scenario_id}"
+            + (f"; last output:\n{tail}" if tail else ""),
+            output_tail=tail,
+        ) from None
+
+    output = (proc.stdout or "") + "\n" + (proc.stderr or "")
+    tail = _tail(output)
+    if proc.returncode != 0:
+        how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
+               else f"exited with status {proc.returncode}")
+        raise ScenarioRunError(
+            f"ns-2 {how} running scenario {scenario_id}; last output:\n{tail or '(none)'}",
+            returncode=proc.returncode, output_tail=tail,
+        )
+    if _ERROR_PATTERNS.search(output):
+        raise ScenarioRunError(
+            f"ns-2 reported an error running scenario {scenario_id} (exit status 0); last output:\n{tail}",
+            returncode=proc.returncode, output_tail=tail,
+        )
+    paths = [out_dir / name for name in TRACE_FILES]
+    problems = []
+    for p in paths:
+        if not p.exists():
+            problems.append(f"{p.name} missing")
+            continue
+        with p.open("r", errors="replace") as fh:
+            first = fh.readline()
+            second = fh.readline()
+        if not first.startswith(META_PREFIX):
+            problems.append(f"{p.name} has no tracekit-meta header")
+        elif not second.strip():
+            problems.append(f"{p.name} has no trace lines")
+    if problems:
+        raise ScenarioRunError(
+            f"ns-2 ran scenario {scenario_id} but the traces are incomplete ({'; '.join(problems)})"
+            + (f"; last output:\n{tail}" if tail else ""),
+            returncode=proc.returncode, output_tail=tail,
+        )
+    return paths

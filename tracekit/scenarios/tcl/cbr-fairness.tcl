@@ -1,0 +1,48 @@
+# cbr-fairness.tcl -- papers 002 and 004, experiment 2: fairness between two TCP
+# variants sharing a link with a CBR flow.
+#
+#   N1 --\                /-- N4        TCP1 N1 -> N4  (fid 1, first variant of pair)
+#         N2 ---------- N3              TCP2 N5 -> N6  (fid 2, second variant of pair)
+#   N5 --/                \-- N6        CBR  N2 -> N3  (fid 3)
+#
+# All links 10Mb/10ms DropTail; TCP window_ 20, maxcwnd_ 0 (paper 004); all
+# three sources start together (plus the seeded start jitter) and run to the end.
+source [file join [file dirname [info script]] common.tcl]
+
+set variants {Tahoe Reno Newreno Vegas Sack1}
+set pairs {}
+foreach a $variants { foreach b $variants { lappend pairs $a-$b } }
+
+tk_parse_args cbr-fairness [list \
+    {duration float 10.0} \
+    [list pair choice Reno-Reno $pairs] \
+    {cbr_rate_mbps float 8.0} \
+    {cbr_packet_size int 1000} \
+    {packet_size int 1000} \
+    {window int 20} \
+    {maxcwnd int 0} \
+    {bandwidth_mbps float 10.0} \
+    {delay_ms float 10.0} \
+    {queue_limit int 50} \
+    {start_jitter float 0.1} \
+]
+lassign [split $P(pair) -] v1 v2
+
+set ns [new Simulator]
+tk_flow 1 $v1
+tk_flow 2 $v2
+tk_flow 3 CBR
+tk_open_traces
+
+tk_build_n6 [expr {$P(bandwidth_mbps) * 1e6}] [expr {$P(delay_ms) / 1000.0}] $P(queue_limit) \
+    {DropTail DropTail DropTail DropTail DropTail}
+tk_monitor_queue $N(2) $N(3)
+
+set ftp1 [tk_tcp_flow $N(1) $N(4) $v1 1 $P(packet_size) $P(window) $P(maxcwnd)]
+set ftp2 [tk_tcp_flow $N(5) $N(6) $v2 2 $P(packet_size) $P(window) $P(maxcwnd)]
+set cbr  [tk_cbr_flow $N(2) $N(3) 3 $P(cbr_rate_mbps) $P(cbr_packet_size)]
+$ns at [tk_jitter $P(start_jitter)] "$ftp1 start"
+$ns at [tk_jitter $P(start_jitter)] "$ftp2 start"
+$ns at [tk_jitter $P(start_jitter)] "$cbr start"
+tk_schedule_finish
+$ns run

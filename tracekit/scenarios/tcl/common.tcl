@@ -1,0 +1,221 @@
+# common.tcl -- shared helpers for the tracekit scenario scripts (ns-2.35).
+#
+# Sourced by every tracekit/scenarios/tcl/<id>.tcl.  Provides:
+#   tk_parse_args SCENARIO SPEC   key=value command-line parsing into the array P
+#   tk_flow FID NAME              declare a flow (goes into the metadata header)
+#   tk_open_traces                open packets.tr/cwnd.tr/queue.tr, write the
+#                                 "# tracekit-meta {...}" header, $ns trace-all
+#   tk_tcp_flow / tk_cbr_flow     build sources, sinks and their applications
+#   tk_monitor_queue A B          per-event "q -t" lines of link A->B into queue.tr
+#   tk_jitter                     a random start offset drawn from the seeded RNG
+#   tk_finish                     flush and close everything, exit 0
+#
+# SPEC is a list of {name type default ?choices?} with type int|float|choice|str.
+# out_dir (str, default ".") and seed (int >= 1, default 1) are always accepted;
+# every script also declares duration.  The Python registry is the source of
+# truth for validation; the checks here only protect direct command-line use.
+
+proc tk_die {msg} {
+    puts stderr "tracekit scenario error: $msg"
+    exit 1
+}
+
+proc tk_parse_args {scenario spec} {
+    global argv P tk
+    set tk(scenario) $scenario
+    set tk(names) {}
+    set tk(flows) {}
+    set full [concat [list {out_dir str .} {seed int 1}] $spec]
+    foreach p $full {
+        set name [lindex $p 0]
+        set tk(type,$name) [lindex $p 1]
+        set tk(choices,$name) [lindex $p 3]
+        set P($name) [lindex $p 2]
+        lappend tk(names) $name
+    }
+    foreach w $argv {
+        set i [string first = $w]
+        if {$i < 1} { tk_die "argument '$w' is not of the form key=value" }
+        set k [string range $w 0 [expr {$i - 1}]]
+        set v [string range $w [expr {$i + 1}] end]
+        if {![info exists tk(type,$k)]} {
+            tk_die "unknown parameter '$k' for scenario $scenario (known: [join $tk(names) {, }])"
+        }
+        switch -- $tk(type,$k) {
+            int {
+                if {![regexp {^-?[0-9]+$} $v]} { tk_die "parameter $k must be an integer, got '$v'" }
+                set v [scan $v %d]
+            }
+            float {
+                if {![string is double -strict $v]} { tk_die "parameter $k must be a number, got '$v'" }
+                set v [expr {double($v)}]
+            }
+            choice {
+                if {[lsearch -exact $tk(choices,$k) $v] < 0} {
+                    tk_die "parameter $k must be one of [join $tk(choices,$k) {, }], got '$v'"
+                }
+            }
+        }
+        set P($k) $v
+    }
+    if {$P(seed) < 1} { tk_die "seed must be >= 1 (ns-2 seed 0 means a time-of-day seed), got $P(seed)" }
+    if {[info exists P(duration)] && $P(duration) <= 0} { tk_die "duration must be > 0, got $P(duration)" }
+    if {![file isdirectory $P(out_dir)]} {
+        if {[catch {file mkdir $P(out_dir)} err]} { tk_die "cannot create out_dir $P(out_dir): $err" }
+    }
+}
+
+proc tk_flow {fid name} {
+    global tk
+    lappend tk(flows) $fid $name
+}
+
+proc tk_json_str {s} {
+    return "\"[string map [list \\ \\\\ \" \\\" \n \\n \t \\t] $s]\""
+}
+
+proc tk_meta {kind} {
+    global tk P
+    set ps {}
+    foreach n $tk(names) {
+        if {$n eq "out_dir" || $n eq "seed"} continue
+        switch -- $tk(type,$n) {
+            int - float { lappend ps "[tk_json_str $n]: $P($n)" }
+            default     { lappend ps "[tk_json_str $n]: [tk_json_str $P($n)]" }
+        }
+    }
+    set fl {}
+    foreach {fid name} $tk(flows) { lappend fl "[tk_json_str $fid]: [tk_json_str $name]" }
+    return "# tracekit-meta \{\"scenario\": [tk_json_str $tk(scenario)], \"seed\": $P(seed), \"params\": \{[join $ps {, }]\}, \"flows\": \{[join $fl {, }]\}, \"file\": [tk_json_str $kind]\}"
+}
+
+# Must be called after the flows are declared and BEFORE any link is created
+# (links created before trace-all are silently untraced).
+proc tk_open_traces {} {
+    global ns tk P defaultRNG
+    $defaultRNG seed $P(seed)
+    set tk(jitter_rv) [new RandomVariable/Uniform]
+    foreach {var kind} {pf packets cf cwnd qf queue} {
+        set f [open [file join $P(out_dir) $kind.tr] w]
+        puts $f [tk_meta $kind]
+        set tk($var) $f
+    }
+    $ns trace-all $tk(pf)
+}
+
+# Random start offset in [0, max) seconds from the seeded default RNG.
+proc tk_jitter {max} {
+    global tk
+    if {$max <= 0} { return 0.0 }
+    $tk(jitter_rv) set min_ 0.0
+    $tk(jitter_rv) set max_ $max
+    return [$tk(jitter_rv) value]
+}
+
+proc tk_tcp_class {variant} {
+    switch -- $variant {
+        Tahoe   { return Agent/TCP }
+        Reno    { return Agent/TCP/Reno }
+        Newreno { return Agent/TCP/Newreno }
+        Vegas   { return Agent/TCP/Vegas }
+        Sack1   { return Agent/TCP/Sack1 }
+        default { tk_die "unknown TCP variant '$variant'" }
+    }
+}
+
+proc tk_sink_class {variant} {
+    if {$variant eq "Sack1"} { return Agent/TCPSink/Sack1 }
+    return Agent/TCPSink
+}
+
+# One-way TCP agent + sink + FTP.  opts: packet_size window maxcwnd (0 = ns default).
+# Every agent's cwnd_ is traced into cwnd.tr.  Returns the FTP application.
+proc tk_tcp_flow {src dst variant fid {packet_size 0} {window 0} {maxcwnd 0}} {
+    global ns tk
+    set tcp [new [tk_tcp_class $variant]]
+    $tcp set fid_ $fid
+    if {$packet_size > 0} { $tcp set packetSize_ $packet_size }
+    if {$window > 0} { $tcp set window_ $window }
+    if {$maxcwnd > 0} { $tcp set maxcwnd_ $maxcwnd }
+    set sink [new [tk_sink_class $variant]]
+    $ns attach-agent $src $tcp
+    $ns attach-agent $dst $sink
+    $ns connect $tcp $sink
+    set ftp [new Application/FTP]
+    $ftp attach-agent $tcp
+    $tcp attach $tk(cf)
+    $tcp trace cwnd_
+    set tk(tcp,$fid) $tcp
+    return $ftp
+}
+
+# UDP + CBR.  rate in Mb/s, packet size in bytes (the UDP agent's packetSize_
+# is raised to match so the CBR packets are never fragmented).
+proc tk_cbr_flow {src dst fid rate_mbps packet_size {random 0}} {
+    global ns
+    # a zero rate makes ns-2 die with a floating point exception
+    if {$rate_mbps <= 0} { tk_die "CBR rate must be > 0 Mb/s, got $rate_mbps" }
+    set udp [new Agent/UDP]
+    $udp set fid_ $fid
+    if {$packet_size > [$udp set packetSize_]} { $udp set packetSize_ $packet_size }
+    set null [new Agent/Null]
+    $ns attach-agent $src $udp
+    $ns attach-agent $dst $null
+    $ns connect $udp $null
+    set cbr [new Application/Traffic/CBR]
+    $cbr set packetSize_ $packet_size
+    $cbr set rate_ [expr {$rate_mbps * 1e6}]
+    $cbr set random_ $random
+    $cbr attach-agent $udp
+    return $cbr
+}
+
+# Packet-mode RED with explicit thresholds (ns-2.35 defaults are byte mode with
+# automatic thresholds; we set every knob the papers talk about explicitly).
+proc tk_red_defaults {thresh maxthresh {q_weight 0.002} {linterm 10}} {
+    Queue/RED set queue_in_bytes_ false
+    Queue/RED set thresh_ $thresh
+    Queue/RED set maxthresh_ $maxthresh
+    Queue/RED set q_weight_ $q_weight
+    Queue/RED set linterm_ $linterm
+    Queue/RED set mean_pktsize_ 1000
+}
+
+# Per-event queue trace ("q -t T -s A -d B -l bytes -p pkts") of link A->B.
+proc tk_monitor_queue {a b} {
+    global ns tk
+    $ns monitor-queue $a $b $tk(qf)
+    [$ns link $a $b] start-tracing
+}
+
+# The six-node topology of papers 002/004 (N1..N6 = ns nodes 0..5):
+#
+#   N1 --\                /-- N4
+#         N2 ---------- N3
+#   N5 --/                \-- N6
+#
+# Every link full duplex, BW/DELAY (10Mb/10ms in the papers).  queues is a list
+# of five queue types for the links in this fixed order:
+#   N1-N2, N5-N2, N2-N3, N3-N4, N3-N6
+# Fills the global array N(1..6) with the nodes.
+proc tk_build_n6 {bw delay queue_limit queues} {
+    global ns N
+    for {set i 1} {$i <= 6} {incr i} { set N($i) [$ns node] }
+    foreach {a b} {1 2 5 2 2 3 3 4 3 6} q $queues {
+        $ns duplex-link $N($a) $N($b) $bw $delay $q
+        $ns queue-limit $N($a) $N($b) $queue_limit
+        $ns queue-limit $N($b) $N($a) $queue_limit
+    }
+}
+
+proc tk_finish {} {
+    global ns tk
+    $ns flush-trace
+    foreach v {pf cf qf} { flush $tk($v); close $tk($v) }
+    exit 0
+}
+
+proc tk_schedule_finish {} {
+    global ns P
+    $ns at $P(duration) "tk_finish"
+}
