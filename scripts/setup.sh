@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything tracekit needs on a Debian or Ubuntu machine, idempotently:
-#   system packages (python3 + venv, ns-2 from the `ns2` package, gawk/mawk, zstd),
+#   system packages (python3 + venv, ns-2 from the `ns2` package; for tests also gawk, mawk,
+#   zstd and chromium),
 #   a virtual environment at .venv with tracekit installed (editable) and its test tools.
 # Usage: scripts/setup.sh [--test]      (--test also installs what the test suite needs)
 # Runs apt-get as root, or through sudo when that works without a password; anything it
@@ -27,6 +28,7 @@ if [ $want_test -eq 1 ]; then
   command -v gawk >/dev/null 2>&1 || pkgs+=(gawk)
   command -v mawk >/dev/null 2>&1 || pkgs+=(mawk)
   command -v zstd >/dev/null 2>&1 || pkgs+=(zstd)
+  command -v chromium >/dev/null 2>&1 || pkgs+=(chromium)   # the dashboard's browser test
 fi
 
 if [ ${#pkgs[@]} -gt 0 ]; then

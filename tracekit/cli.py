@@ -201,6 +201,266 @@ def sql(
     print_rows(rel.columns, rows, fmt)
 
 
+METRIC_COLUMNS = ("run_id", "fid", "name", "ptype", "src_node", "dst_node", "sent_pkts", "recv_pkts", "dropped_pkts",
+                  "throughput_kbps", "goodput_kbps", "mean_delay_ms", "p95_delay_ms", "jitter_ms", "pdr", "drop_rate")
+
+
+@app.command()
+@handles_errors
+def metrics(
+    run_id: List[str] = typer.Option([], "--run", "-r", help="Only this run (repeatable; a unique prefix is enough).", metavar="ID"),
+    where: List[str] = typer.Option([], "--where", "-w", help="Only runs whose label (or scenario, seed, trace_kind) KEY equals VALUE; repeatable, all must hold.", metavar="K=V"),
+    fmt: str = FormatOpt,
+    all_columns: bool = typer.Option(False, "--all-columns", help="Every flow_stats column in the table format (csv and json always have all)."),
+    data: Optional[Path] = DataOpt,
+) -> None:
+    """Per-flow metrics (the flow_stats view) and Jain's fairness (the fairness view) of the
+    selected wired runs. Definitions: the header of sql/flow_stats.sql and sql/fairness.sql.
+
+    Example: tracekit metrics --where scenario=cbr-variants --where variant=Vegas --format csv
+    """
+    from .query import connect, run_query
+    from .output import print_rows
+
+    _check_format(fmt)
+    con = connect(_data(data))
+    conds, params = [], []
+    for rid in run_id:
+        conds.append("r.run_id LIKE ? || '%'")
+        params.append(rid)
+    for k, v in _pairs(where, "--where").items():
+        if k in ("scenario", "trace_kind", "run_id"):
+            conds.append(f"CAST(r.{k} AS VARCHAR) = ?")
+        elif k == "seed":
+            conds.append("CAST(r.seed AS VARCHAR) = ?")
+        else:
+            conds.append(f"map_extract_value(r.labels, '{k.replace(chr(39), chr(39) * 2)}') = ?")
+        params.append(v)
+    cond = " AND ".join(conds) or "TRUE"
+    selected = f"SELECT run_id FROM runs r WHERE trace_kind = 'wired' AND {cond}"
+    n = con.execute(f"SELECT count(*) FROM ({selected})", params).fetchone()[0]
+    if n == 0:
+        raise TracekitError("no wired runs match" + (" the --run/--where filters" if conds else "; ingest a packet trace first"))
+    fs = con.execute(f"SELECT * FROM flow_stats WHERE run_id IN ({selected}) ORDER BY run_id, fid, src_node, dst_node", params)
+    cols = [d[0] for d in fs.description]
+    rows = fs.fetchall()
+    fa = con.execute(f"SELECT * FROM fairness WHERE run_id IN ({selected}) ORDER BY run_id", params)
+    fcols = [d[0] for d in fa.description]
+    frows = fa.fetchall()
+    if fmt == "json":
+        import json
+        from .output import _plain
+
+        print(json.dumps({"flow_stats": [{c: _plain(v) for c, v in zip(cols, r)} for r in rows],
+                          "fairness": [{c: _plain(v) for c, v in zip(fcols, r)} for r in frows]}, indent=1))
+        return
+    if fmt == "csv":
+        print_rows(cols, rows, "csv")
+        return
+    if not all_columns:
+        idx = [cols.index(c) for c in METRIC_COLUMNS if c in cols]
+        cols, rows = [cols[i] for i in idx], [[r[i] for i in idx] for r in rows]
+    print_rows(cols, rows, fmt, title=f"flow_stats ({n} run{'s' if n != 1 else ''})")
+    print_rows(fcols, frows, fmt, title="fairness (Jain's index over the TCP flows of each run)")
+
+
+@app.command()
+@handles_errors
+def scenarios(fmt: str = FormatOpt) -> None:
+    """List the bundled ns-2 scenarios, their parameters (type, default, allowed values), the
+    paper experiment each reproduces, and the named experiments (declared sweeps).
+
+    Example: tracekit scenarios --format json
+    """
+    from .scenarios.registry import EXPERIMENTS, SCENARIOS
+    from .output import print_rows
+
+    _check_format(fmt)
+    if fmt == "json":
+        import json
+
+        out = {
+            "scenarios": [
+                {"id": s.id, "title": s.title, "paper": s.paper, "experiment": s.experiment,
+                 "description": s.description,
+                 "params": [{"name": p.name, "type": p.type, "default": p.default, "allowed": p.allowed(),
+                             "choices": list(p.choices) if p.choices else None, "min": p.min, "max": p.max,
+                             "unit": p.unit, "help": p.help} for p in s.params]}
+                for s in SCENARIOS.values()
+            ],
+            "experiments": [
+                {"name": e.name, "scenario": e.scenario, "grid": e.grid, "fixed": e.fixed, "seeds": e.seeds,
+                 "runs": e.n_runs(), "description": e.description}
+                for e in EXPERIMENTS.values()
+            ],
+        }
+        print(json.dumps(out, indent=1, default=str))
+        return
+    rows = [(s.id, s.paper, s.experiment, s.title) for s in SCENARIOS.values()]
+    print_rows(["scenario", "paper", "experiment", "title"], rows, fmt, title="scenarios")
+    prow = [(s.id, p.name, p.type, p.default, p.allowed(), p.help) for s in SCENARIOS.values() for p in s.params]
+    print_rows(["scenario", "parameter", "type", "default", "allowed", "meaning"], prow, fmt, title="parameters")
+    erow = [(e.name, e.scenario, "; ".join(f"{k}: {len(v)} values" if len(v) > 6 else f"{k}={','.join(map(str, v))}"
+                                            for k, v in e.grid.items()),
+             f"{e.seeds[0]}-{e.seeds[-1]}" if len(e.seeds) > 1 else str(e.seeds[0]), e.n_runs(), e.description)
+            for e in EXPERIMENTS.values()]
+    print_rows(["experiment", "scenario", "grid", "seeds", "runs", "what"], erow, fmt,
+               title="experiments (tracekit sweep --experiment NAME)")
+
+
+SetOpt = typer.Option([], "--set", "-s", help="Scenario parameter KEY=VALUE (repeatable); see tracekit scenarios.", metavar="K=V")
+KeepOpt = typer.Option(True, "--keep-traces/--no-keep-traces", help="Keep the raw traces, zstd-compressed, in the store.")
+NsOpt = typer.Option("ns", "--ns", help="The ns-2 binary.", metavar="PATH")
+
+
+@app.command()
+@handles_errors
+def run(
+    scenario: str = typer.Argument(..., help="Scenario id (see tracekit scenarios)."),
+    set_: List[str] = SetOpt,
+    seed: int = typer.Option(1, "--seed", help="RNG seed (>= 1); the same seed gives the same trace."),
+    keep_traces: bool = KeepOpt,
+    ns: str = NsOpt,
+    data: Optional[Path] = DataOpt,
+) -> None:
+    """Run one bundled scenario with ns-2 and ingest its traces (packets, cwnd, queue),
+    labelled with the scenario, its parameters, the seed and each flow's name.
+
+    Example: tracekit run cbr-variants --set variant=Vegas --set cbr_rate_mbps=4 --seed 2
+    """
+    from .sweep import make_spec, run_sims
+
+    spec = make_spec(scenario, _pairs(set_, "--set"), seed)
+    results = run_sims([spec], _data(data), jobs=1, keep_traces=keep_traces, resume=True, ns_binary=ns)
+    r = results[0]
+    if r.status == "skipped":
+        print(f"already in the store: {spec.describe()} (sim_id {spec.sim_id})")
+    elif r.status == "failed":
+        raise TracekitError(r.error.replace("\n", "\n  "))
+    else:
+        print(f"ran {spec.describe()} in {r.seconds:.1f} s (ns-2 {r.ns_seconds:.1f} s): runs {', '.join(r.run_ids)}")
+
+
+@app.command()
+@handles_errors
+def sweep(
+    scenario: Optional[str] = typer.Argument(None, help="Scenario id (omit with --experiment)."),
+    grid: List[str] = typer.Option([], "--grid", "-g", help="KEY=a,b,c or KEY=start:stop:step (stop included); repeatable.", metavar="K=VALUES"),
+    seeds: str = typer.Option("1", "--seeds", help="Seeds: 1-5, or 1,3,7."),
+    set_: List[str] = SetOpt,
+    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", help="Run a named paper experiment (see tracekit scenarios)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Simulations at once [default: all cores]."),
+    keep_traces: bool = KeepOpt,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would run."),
+    ns: str = NsOpt,
+    data: Optional[Path] = DataOpt,
+) -> None:
+    """Run the cross product of parameter grids and seeds with ns-2, in parallel, with a
+    progress bar. Resumable: simulations already in the store are skipped, so an interrupted
+    sweep picks up where it stopped. A failed simulation does not stop the others; the exit
+    status is non-zero if any failed.
+
+    Example: tracekit sweep cbr-variants --grid variant=Reno,Vegas --grid cbr_rate_mbps=1:10:1 --seeds 1-5 -j 2
+    """
+    from .sweep import done_sim_ids, parse_grid, parse_seeds, plan_experiment, plan_sweep, run_sims
+
+    if experiment:
+        if scenario or grid or set_:
+            raise TracekitError("--experiment takes no scenario, --grid or --set")
+        specs = plan_experiment(experiment)
+    else:
+        if not scenario:
+            raise TracekitError("name a scenario (tracekit scenarios lists them) or an --experiment")
+        specs = plan_sweep(scenario, [parse_grid(g) for g in grid], parse_seeds(seeds), _pairs(set_, "--set"))
+    if dry_run:
+        done = done_sim_ids(_data(data)) if (_data(data) / "tracekit-store.json").exists() else set()
+        todo = [s for s in specs if s.sim_id not in done]
+        print(f"{len(specs)} simulations, {len(specs) - len(todo)} already in the store, {len(todo)} to run")
+        for s in todo[:20]:
+            print("  " + s.describe())
+        if len(todo) > 20:
+            print(f"  ... and {len(todo) - 20} more")
+        return
+    failed = []
+    counts = {"done": 0, "skipped": 0}
+    with _SweepProgress() as bar:
+        def started(n_todo, n_skipped):
+            counts["skipped"] = n_skipped
+            bar.start(n_todo, n_skipped)
+
+        def finished(r):
+            bar.advance(r)
+            if r.status == "failed":
+                failed.append(r)
+                bar.print(f"tracekit: failed: {r.spec.describe()}\n  " + r.error.replace("\n", "\n  "))
+            else:
+                counts["done"] += 1
+
+        run_sims(specs, _data(data), jobs=jobs or None, keep_traces=keep_traces, on_start=started, on_result=finished, ns_binary=ns)
+    print(f"sweep: {counts['done']} ran, {counts['skipped']} already in the store, {len(failed)} failed")
+    if failed:
+        raise typer.Exit(1)
+
+
+class _SweepProgress:
+    """Simulations done / total with an ETA, on stderr (rich); plain lines when not a terminal."""
+
+    def __enter__(self):
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.progress = None
+        self.n = 0
+        return self
+
+    def start(self, n_todo, n_skipped):
+        self.total = n_todo
+        if n_skipped:
+            self.print(f"tracekit: {n_skipped} simulation(s) already in the store, skipped")
+        if self.console.is_terminal and n_todo:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.progress = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                     TextColumn("eta"), TimeRemainingColumn(), console=self.console)
+            self.progress.__enter__()
+            self.task = self.progress.add_task("sweep", total=n_todo)
+
+    def advance(self, r):
+        self.n += 1
+        if self.progress is not None:
+            self.progress.advance(self.task)
+        elif self.total >= 10 and (self.n % max(1, self.total // 10) == 0 or self.n == self.total):
+            print(f"tracekit: {self.n}/{self.total} simulations", file=sys.stderr)
+
+    def print(self, msg):
+        if self.progress is not None:
+            self.progress.console.print(msg, markup=False, highlight=False)
+        else:
+            print(msg, file=sys.stderr)
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+
+
+@app.command()
+@handles_errors
+def dashboard(
+    port: Optional[int] = typer.Option(None, "--port", "-p", help="Port on 127.0.0.1 [default: Streamlit's 8501, or the next free one]."),
+    open_browser: bool = typer.Option(False, "--open/--no-open", help="Open a browser tab."),
+    data: Optional[Path] = DataOpt,
+) -> None:
+    """Start the Streamlit comparison dashboard on 127.0.0.1 over the same store.
+
+    Example: tracekit dashboard --port 8501 --data tracekit-data
+    """
+    from .dashboard import launch
+
+    code = launch(_data(data).resolve(), port, open_browser)
+    if code:
+        raise typer.Exit(code)
+
+
 def main() -> None:
     app()
 

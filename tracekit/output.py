@@ -52,12 +52,14 @@ def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, 
         from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=title, show_lines=False, title_justify="left")
+        table = Table(title=title, show_lines=False, title_justify="left", expand=False)
         for c in columns:
             table.add_column(c, overflow="fold")
         for r in rows[:TABLE_MAX_ROWS]:
             table.add_row(*[_cell(v) for v in r])
-        console = Console(file=out, width=max(120, Console(file=out).width))
+        probe = Console(file=out)
+        # in a terminal rich fits the table to the window; piped output is never wrapped
+        console = probe if probe.is_terminal else Console(file=out, width=10_000)
         console.print(table)
         if len(rows) > TABLE_MAX_ROWS:
             console.print(f"... {len(rows) - TABLE_MAX_ROWS} more rows (use --format csv or json for all)")

@@ -1,0 +1,236 @@
+"""Running bundled scenarios: one simulation (`run_sims` with one spec) or a sweep over a
+grid of parameters and seeds, in parallel and resumable.
+
+A simulation is (scenario, resolved parameters, seed); its id `sim_id` is a hash of those
+and labels every run ingested from it (packet trace, cwnd trace, queue trace), which is
+how a sweep knows what is already in the store. The packet trace is ingested last, so its
+presence means the whole simulation landed.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import shutil
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import TracekitError
+from .store import Store
+
+# ingest order: the packet trace last (see module docstring)
+_INGEST_ORDER = ("cwnd.tr", "queue.tr", "packets.tr")
+
+
+@dataclass(frozen=True)
+class SimSpec:
+    scenario: str
+    params: tuple[tuple[str, str], ...]    # resolved, formatted as on the ns command line
+    seed: int
+
+    @property
+    def sim_id(self) -> str:
+        key = json.dumps({"scenario": self.scenario, "params": dict(self.params), "seed": self.seed}, sort_keys=True)
+        return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        return " ".join([self.scenario] + [f"{k}={v}" for k, v in self.params] + [f"seed={self.seed}"])
+
+
+@dataclass
+class SimResult:
+    spec: SimSpec
+    status: str                     # done | skipped | failed
+    run_ids: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    ns_seconds: float = 0.0
+    error: str = ""
+
+
+def _registry():
+    from .scenarios import registry
+
+    return registry
+
+
+def make_spec(scenario: str, overrides: dict[str, str], seed: int) -> SimSpec:
+    reg = _registry()
+    try:
+        resolved = reg.resolve_params(scenario, overrides)
+    except ValueError as e:
+        raise TracekitError(str(e)) from None
+    if seed < 1:
+        raise TracekitError(f"--seed must be an integer >= 1 (ns-2 seed 0 means a time-of-day seed), got {seed}")
+    return SimSpec(scenario, tuple((k, reg.format_value(v)) for k, v in resolved.items()), int(seed))
+
+
+def parse_grid(spec: str) -> tuple[str, list[str]]:
+    """`k=a,b,c` or `k=start:stop:step` (stop included) into (k, values)."""
+    key, sep, rhs = spec.partition("=")
+    key = key.strip()
+    if not sep or not key or not rhs.strip():
+        raise TracekitError(f"--grid {spec!r}: expected KEY=a,b,c or KEY=start:stop:step")
+    rhs = rhs.strip()
+    if ":" in rhs:
+        parts = rhs.split(":")
+        try:
+            start, stop, step = (float(x) for x in parts)
+        except ValueError:
+            raise TracekitError(f"--grid {spec!r}: start:stop:step must be three numbers") from None
+        if step <= 0 or stop < start:
+            raise TracekitError(f"--grid {spec!r}: need step > 0 and stop >= start")
+        n = int(round((stop - start) / step + 1e-9)) + 1
+        if n > 100000:
+            raise TracekitError(f"--grid {spec!r}: {n} values is too many")
+        ints = all(float(x).is_integer() for x in (start, step))
+        digits = max(len(p.split(".")[1]) if "." in p else 0 for p in parts)
+        vals = [start + i * step for i in range(n)]
+        return key, [str(int(v)) if ints else f"{v:.{digits}f}" for v in vals]
+    vals = [v.strip() for v in rhs.split(",") if v.strip()]
+    if not vals:
+        raise TracekitError(f"--grid {spec!r}: no values")
+    return key, vals
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`1-5`, `1,2,7` or `3` into a sorted list of seeds >= 1."""
+    seeds: set[int] = set()
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                a, b = part.split("-", 1)
+                lo, hi = int(a), int(b)
+                if hi < lo:
+                    raise ValueError
+                seeds.update(range(lo, hi + 1))
+            elif part:
+                seeds.add(int(part))
+    except ValueError:
+        raise TracekitError(f"--seeds {text!r}: expected e.g. 1-5 or 1,2,7") from None
+    if not seeds or min(seeds) < 1:
+        raise TracekitError(f"--seeds {text!r}: seeds are integers >= 1")
+    return sorted(seeds)
+
+
+def plan_sweep(scenario: str, grids: list[tuple[str, list[str]]], seeds: list[int], fixed: dict[str, str]) -> list[SimSpec]:
+    keys = [k for k, _ in grids]
+    dup = {k for k in keys if keys.count(k) > 1} | (set(keys) & set(fixed))
+    if dup:
+        raise TracekitError(f"parameter {sorted(dup)[0]!r} is given twice (in --grid and/or --set)")
+    specs = []
+    for combo in itertools.product(*(vals for _, vals in grids)):
+        overrides = {**fixed, **dict(zip(keys, combo))}
+        for seed in seeds:
+            specs.append(make_spec(scenario, overrides, seed))
+    return specs
+
+
+def plan_experiment(name: str) -> list[SimSpec]:
+    reg = _registry()
+    if name not in reg.EXPERIMENTS:
+        raise TracekitError(f"unknown experiment {name!r}; available: {', '.join(reg.EXPERIMENTS)}")
+    exp = reg.EXPERIMENTS[name]
+    return [SimSpec(exp.scenario, tuple((k, reg.format_value(v)) for k, v in params.items()), seed)
+            for params, seed in reg.experiment_runs(name)]
+
+
+def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
+    """sim_ids whose packet trace is in the store."""
+    store = Store(data_dir)
+    if not store.exists or not store.run_ids():
+        return set()
+    import duckdb
+
+    pattern = str(store.runs_dir / "run_id=*" / "run.parquet").replace("'", "''")
+    rows = duckdb.sql(
+        f"SELECT DISTINCT l.value FROM (SELECT unnest(labels) AS l, trace_kind FROM read_parquet('{pattern}', union_by_name=true)) "
+        "WHERE l.key = 'sim_id' AND trace_kind = 'wired'"
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def run_one(spec: SimSpec, data_dir: str | os.PathLike, keep_traces: bool = True, ns_binary: str = "ns",
+            timeout_s: float | None = None) -> SimResult:
+    """Run one simulation with ns-2 and ingest every trace it wrote."""
+    from .ingest import ingest_file
+    from .scenarios.runner import NsNotFoundError, ScenarioRunError, run_scenario_traces
+
+    t0 = time.perf_counter()
+    store = Store(data_dir, create=True)
+    work = store.new_staging().with_name(f"{os.getpid()}-sim-{spec.sim_id}-{threading.get_ident() % 10000}")
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+        try:
+            t_ns = time.perf_counter()
+            run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, work, ns_binary=ns_binary, timeout_s=timeout_s)
+            ns_s = time.perf_counter() - t_ns
+        except NsNotFoundError as e:
+            raise TracekitError(str(e)) from None
+        except (ScenarioRunError, ValueError) as e:
+            return SimResult(spec, "failed", seconds=time.perf_counter() - t0, error=str(e))
+        labels = {"sim_id": spec.sim_id}
+        run_ids = []
+        for name in _INGEST_ORDER:
+            f = work / name
+            if f.exists():
+                r = ingest_file(store, f, labels=labels, keep_trace=keep_traces,
+                                source_name=f"tracekit run {spec.describe()}: {name}")
+                run_ids.append(r.run_id)
+        return SimResult(spec, "done", run_ids, time.perf_counter() - t0, ns_s)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_sims(
+    specs: list[SimSpec],
+    data_dir: str | os.PathLike,
+    jobs: int | None = None,
+    keep_traces: bool = True,
+    resume: bool = True,
+    on_start: Callable[[int, int], None] | None = None,
+    on_result: Callable[[SimResult], None] | None = None,
+    ns_binary: str = "ns",
+) -> list[SimResult]:
+    """Run every spec not already in the store, `jobs` at a time (default: all cores).
+    A failed simulation is reported in its result and does not stop the others."""
+    from .scenarios.runner import find_ns, NsNotFoundError
+
+    try:
+        find_ns(ns_binary)
+    except NsNotFoundError as e:
+        raise TracekitError(str(e)) from None
+    Store(data_dir, create=True)
+    unique = list(dict.fromkeys(specs))
+    done = done_sim_ids(data_dir) if resume else set()
+    todo = [s for s in unique if s.sim_id not in done]
+    results = [SimResult(s, "skipped") for s in unique if s.sim_id in done]
+    if on_start:
+        on_start(len(todo), len(results))
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-sim") as pool:
+        pending = set()
+        it = iter(todo)
+        try:
+            for spec in itertools.islice(it, jobs):
+                pending.add(pool.submit(run_one, spec, data_dir, keep_traces, ns_binary))
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    r = fut.result()
+                    results.append(r)
+                    if on_result:
+                        on_result(r)
+                    nxt = next(it, None)
+                    if nxt is not None:
+                        pending.add(pool.submit(run_one, nxt, data_dir, keep_traces, ns_binary))
+        except BaseException:
+            for f in pending:
+                f.cancel()
+            raise
+    return results
