@@ -84,10 +84,12 @@ class Store:
             return []
         return sorted(p.name.split("=", 1)[1] for p in self.runs_dir.glob("run_id=*") if (p / "run.parquet").exists())
 
-    def new_staging(self) -> Path:
+    def new_staging(self, tag: str = "") -> Path:
+        """A fresh directory under .staging/, named after this process so that a later
+        process can tell it is stale once this one is gone."""
         self.staging_dir.mkdir(parents=True, exist_ok=True)
         self._clean_stale_staging()
-        d = self.staging_dir / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        d = self.staging_dir / f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
         d.mkdir()
         return d
 

@@ -13,7 +13,6 @@ import itertools
 import json
 import os
 import shutil
-import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -163,9 +162,8 @@ def run_one(spec: SimSpec, data_dir: str | os.PathLike, keep_traces: bool = True
 
     t0 = time.perf_counter()
     store = Store(data_dir, create=True)
-    work = store.new_staging().with_name(f"{os.getpid()}-sim-{spec.sim_id}-{threading.get_ident() % 10000}")
+    work = store.new_staging(tag=f"sim-{spec.sim_id}")
     try:
-        work.mkdir(parents=True, exist_ok=True)
         try:
             t_ns = time.perf_counter()
             run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, work, ns_binary=ns_binary, timeout_s=timeout_s)

@@ -1,0 +1,169 @@
+"""The run/sweep engine on real ns-2: grids, resume after a re-run or a kill, failures."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tracekit.errors import TracekitError
+from tracekit.sweep import done_sim_ids, parse_grid, parse_seeds, plan_sweep
+
+NS = shutil.which("ns")
+needs_ns = pytest.mark.skipif(NS is None, reason="ns-2 (/usr/bin/ns) is not installed")
+TK = [sys.executable, "-m", "tracekit"]
+
+
+def tk(*args, data, check=True, **kw):
+    p = subprocess.run(TK + list(args) + ["--data", str(data)], capture_output=True, text=True, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError(f"tracekit {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
+    return p
+
+
+def count_runs(data: Path) -> dict[str, int]:
+    """Runs per trace kind, by listing the store's run records (no tracekit code)."""
+    import pyarrow.parquet as pq
+
+    counts: dict[str, int] = {}
+    for f in (data / "runs").glob("run_id=*/run.parquet"):
+        kind = pq.read_table(f).column("trace_kind")[0].as_py()
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def test_parse_grid_list_and_range():
+    assert parse_grid("variant=Reno,Vegas") == ("variant", ["Reno", "Vegas"])
+    assert parse_grid("cbr_rate_mbps=1:2:0.5") == ("cbr_rate_mbps", ["1.0", "1.5", "2.0"])
+    assert parse_grid("window=5:20:5") == ("window", ["5", "10", "15", "20"])
+    # 1 to 10 in 0.1 steps, stop included: 91 values, no float drift in the labels
+    k, vals = parse_grid("cbr_rate_mbps=1:10:0.1")
+    assert len(vals) == 91 and vals[0] == "1.0" and vals[-1] == "10.0" and vals[13] == "2.3"
+
+
+@pytest.mark.parametrize("bad", ["variant", "=1,2", "x=", "x=1:2", "x=3:1:1", "x=1:5:0", "x=a:b:c"])
+def test_parse_grid_rejects(bad):
+    with pytest.raises(TracekitError, match="--grid"):
+        parse_grid(bad)
+
+
+def test_parse_seeds():
+    assert parse_seeds("1-5") == [1, 2, 3, 4, 5]
+    assert parse_seeds("3,1,3") == [1, 3]
+    for bad in ("0", "5-1", "a", "", "1-"):
+        with pytest.raises(TracekitError):
+            parse_seeds(bad)
+
+
+def test_plan_is_the_cross_product_and_validates():
+    specs = plan_sweep("cbr-variants", [parse_grid("variant=Reno,Vegas,Tahoe"), parse_grid("cbr_rate_mbps=1,2")],
+                       parse_seeds("1-2"), {"duration": "1"})
+    assert len(specs) == 3 * 2 * 2
+    assert len({s.sim_id for s in specs}) == 12
+    with pytest.raises(TracekitError, match="variant"):
+        plan_sweep("cbr-variants", [parse_grid("variant=Cubic")], [1], {})
+    with pytest.raises(TracekitError, match="unknown parameter"):
+        plan_sweep("cbr-variants", [parse_grid("nope=1")], [1], {})
+    with pytest.raises(TracekitError, match="given twice"):
+        plan_sweep("cbr-variants", [parse_grid("variant=Reno")], [1], {"variant": "Vegas"})
+
+
+@needs_ns
+def test_sweep_runs_everything_and_rerun_does_nothing(tmp_path):
+    data = tmp_path / "store"
+    args = ["sweep", "cbr-variants", "--grid", "variant=Reno,Vegas", "--grid", "cbr_rate_mbps=2,6",
+            "--seeds", "1-2", "--set", "duration=1", "-j", "2"]
+    p = tk(*args, data=data)
+    assert "sweep: 8 ran, 0 already in the store, 0 failed" in p.stdout
+    # every simulation lands as its three traces
+    assert count_runs(data) == {"wired": 8, "tcpvar": 8, "queue_monitor": 8}
+    p = tk(*args, data=data)
+    assert "sweep: 0 ran, 8 already in the store, 0 failed" in p.stdout
+    assert count_runs(data) == {"wired": 8, "tcpvar": 8, "queue_monitor": 8}
+    # the flows are named after the scenario's roles
+    out = tk("sql", "SELECT DISTINCT name FROM flow_labels ORDER BY name", "--format", "csv", data=data).stdout
+    assert out.split() == ["name", "CBR", "Reno", "Vegas"]
+
+
+@needs_ns
+def test_killed_sweep_resumes(tmp_path):
+    data = tmp_path / "store"
+    args = TK + ["sweep", "cbr-variants", "--grid", "cbr_rate_mbps=1:6:1", "--seeds", "1-2",
+                 "--set", "duration=2", "-j", "1", "--data", str(data)]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and ((data / "runs").is_dir() is False or count_runs(data).get("wired", 0) < 3):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    landed = count_runs(data).get("wired", 0)
+    assert 3 <= landed < 12, f"kill came too late or too early: {landed} simulations"
+    p = subprocess.run(args, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert f"{12 - landed} ran, {landed} already in the store, 0 failed" in p.stdout
+    assert count_runs(data) == {"wired": 12, "tcpvar": 12, "queue_monitor": 12}
+    assert not any((data / ".staging").iterdir()), "stale staging directories left behind"
+
+
+@needs_ns
+def test_failed_simulation_is_reported_and_others_go_on(tmp_path):
+    # A wrapper around the real ns that, for seed 2 only, runs ns on a script with a Tcl error.
+    broken = tmp_path / "broken.tcl"
+    broken.write_text("set ns [new Simulator]\n$ns no-such-command\n")
+    wrapper = tmp_path / "ns-wrapper"
+    wrapper.write_text(f"#!/bin/sh\ncase \"$*\" in *seed=2*) exec {NS} {broken} ;; esac\nexec {NS} \"$@\"\n")
+    wrapper.chmod(0o755)
+    data = tmp_path / "store"
+    p = tk("sweep", "cbr-variants", "--seeds", "1-3", "--set", "duration=1", "-j", "2", "--ns", str(wrapper),
+           data=data, check=False)
+    assert p.returncode == 1
+    assert "sweep: 2 ran, 0 already in the store, 1 failed" in p.stdout
+    assert "seed=2" in p.stderr and "no-such-command" in p.stderr   # ns-2's own words
+    assert "Traceback" not in p.stderr
+    assert count_runs(data)["wired"] == 2
+    assert len(done_sim_ids(data)) == 2
+
+
+@needs_ns
+def test_run_labels_the_run_and_keeps_the_trace(tmp_path):
+    import zstandard
+
+    data = tmp_path / "store"
+    tk("run", "cbr-variants", "--set", "variant=Vegas", "--set", "duration=1", "--seed", "4", data=data)
+    out = tk("sql", "SELECT trace_kind, scenario, seed, labels['variant'] AS v FROM runs ORDER BY trace_kind",
+             "--format", "csv", data=data).stdout.splitlines()
+    assert out == ["trace_kind,scenario,seed,v", "queue_monitor,cbr-variants,4,Vegas",
+                   "tcpvar,cbr-variants,4,Vegas", "wired,cbr-variants,4,Vegas"]
+    # the kept trace is the packet trace itself: same line count as the run's events + header
+    wired = [d for d in (data / "runs").iterdir() if (d / "events-00000.parquet").exists()]
+    assert len(wired) == 1
+    text = zstandard.ZstdDecompressor().stream_reader(open(wired[0] / "trace.zst", "rb")).read().decode()
+    assert text.startswith("# tracekit-meta ")
+    n_events = int(tk("sql", "SELECT count(*) FROM events", "--format", "csv", data=data).stdout.split()[1])
+    assert n_events == sum(1 for line in text.splitlines() if line[:1] in "+-rd")
+    p = tk("run", "cbr-variants", "--set", "variant=Vegas", "--set", "duration=1", "--seed", "4", data=data)
+    assert "already in the store" in p.stdout
+
+
+def test_bad_scenario_input_is_one_line(tmp_path):
+    for args, words in [
+        (["run", "nope"], "unknown scenario"),
+        (["run", "cbr-variants", "--set", "variant=Cubic"], "must be one of"),
+        (["run", "cbr-variants", "--set", "bogus=1"], "unknown parameter"),
+        (["run", "cbr-variants", "--seed", "0"], "seed"),
+        (["sweep", "cbr-variants", "--grid", "variant"], "--grid"),
+        (["sweep", "--experiment", "nope"], "unknown experiment"),
+    ]:
+        p = tk(*args, data=tmp_path / "s", check=False)
+        assert p.returncode != 0, args
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0], (args, p.stderr)
+
+
+def test_ns_missing_is_one_line(tmp_path):
+    p = tk("run", "cbr-variants", "--ns", "/nonexistent/ns", data=tmp_path / "s", check=False)
+    assert p.returncode != 0
+    assert "apt-get install ns2" in p.stderr and len(p.stderr.strip().splitlines()) == 1
