@@ -167,3 +167,21 @@ def test_ns_missing_is_one_line(tmp_path):
     p = tk("run", "cbr-variants", "--ns", "/nonexistent/ns", data=tmp_path / "s", check=False)
     assert p.returncode != 0
     assert "apt-get install ns2" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+@needs_ns
+def test_ingesting_scenario_files_knows_the_simulation(tmp_path):
+    """Traces made by a scenario and ingested later with plain `tracekit ingest` carry the
+    same sim_id as `tracekit run` gives, so a sweep skips them and their runs pair up."""
+    from tracekit.scenarios.runner import run_scenario_traces
+    from tracekit.sweep import make_spec
+
+    spec = make_spec("cbr-fairness", {"pair": "Vegas-Vegas", "duration": "1"}, 3)
+    run_scenario_traces("cbr-fairness", dict(spec.params), 3, tmp_path / "out")
+    data = tmp_path / "store"
+    tk("ingest", str(tmp_path / "out"), data=data)
+    assert done_sim_ids(data) == {spec.sim_id}
+    out = tk("sql", "SELECT count(DISTINCT labels['sim_id']), count(*) FROM runs", "--format", "csv", data=data).stdout
+    assert out.splitlines()[1] == "1,3"
+    p = tk("run", "cbr-fairness", "--set", "pair=Vegas-Vegas", "--set", "duration=1", "--seed", "3", data=data)
+    assert "already in the store" in p.stdout

@@ -103,6 +103,13 @@ def _labels_from_meta(meta: dict) -> tuple[dict[str, str], dict[int, str]]:
     for k, v in (meta.get("params") or {}).items():
         if k not in ("out_dir",):
             labels.setdefault(str(k), str(v))
+    if "scenario" in meta and "seed" in meta and isinstance(meta.get("params"), dict):
+        from .scenarios.registry import sim_id_of
+
+        try:
+            labels["sim_id"] = sim_id_of(str(meta["scenario"]), meta["params"], int(meta["seed"]))
+        except (TypeError, ValueError):
+            pass
     for fid, name in (meta.get("flows") or {}).items():
         try:
             flows[int(fid)] = str(name)
@@ -215,10 +222,12 @@ def ingest_file(
             if res.bad_offsets:
                 off = res.bad_offsets[0]
                 line = lines_at(chunk.data, [off])[off]
+                # lines_at shows undecodable bytes as U+FFFD; the parsers read such lines as bad
+                reason = "not UTF-8 text (binary data in the trace?)" if "\ufffd" in line else parser.explain(line)
                 if not skip_bad_lines:
-                    raise TraceLineError(str(path), chunk.first_line_no + off, parser.explain(line), line)
+                    raise TraceLineError(str(path), chunk.first_line_no + off, reason, line)
                 if first_bad is None:
-                    first_bad = (chunk.first_line_no + off, parser.explain(line))
+                    first_bad = (chunk.first_line_no + off, reason)
                 result.n_skipped_lines += res.bad_count
             if len(comments) < 100:
                 comments.extend(res.comments)

@@ -8,9 +8,7 @@ presence means the whole simulation landed.
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import os
 import shutil
 import time
@@ -34,8 +32,7 @@ class SimSpec:
 
     @property
     def sim_id(self) -> str:
-        key = json.dumps({"scenario": self.scenario, "params": dict(self.params), "seed": self.seed}, sort_keys=True)
-        return hashlib.sha256(key.encode()).hexdigest()[:16]
+        return _registry().sim_id_of(self.scenario, dict(self.params), self.seed)
 
     def describe(self) -> str:
         return " ".join([self.scenario] + [f"{k}={v}" for k, v in self.params] + [f"seed={self.seed}"])

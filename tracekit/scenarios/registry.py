@@ -567,6 +567,18 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+def sim_id_of(scenario_id: str, params: dict[str, Any], seed: int) -> str:
+    """The id of one simulation: a hash of the scenario, its resolved parameters (formatted
+    as on the ns command line) and the seed. The same from a SimSpec before a run and from
+    the tracekit-meta header of a trace after it, so a sweep can tell what is done."""
+    import hashlib
+    import json
+
+    key = json.dumps({"scenario": scenario_id, "params": {k: format_value(v) for k, v in params.items()},
+                      "seed": int(seed)}, sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 def experiment_runs(name: str) -> list[tuple[dict[str, Any], int]]:
     """The (params, seed) pairs of an experiment: cross product of its grid, with
     its fixed params, each resolved against the scenario."""
