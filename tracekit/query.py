@@ -54,8 +54,10 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
             try:
                 con.execute(f.read_text())
                 names.append(f.stem)
-            except duckdb.CatalogException as e:
+            except duckdb.CatalogException as e:     # a view it uses is not defined yet
                 failed.append((f, e))
+            except duckdb.Error as e:
+                raise TracekitError(f"sql/{f.name}: {str(e).splitlines()[0]}") from None
         if len(failed) == len(pending):
             f, e = failed[0]
             raise TracekitError(f"sql/{f.name}: {str(e).splitlines()[0]}")
