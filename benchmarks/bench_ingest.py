@@ -1,0 +1,75 @@
+"""Ingest speed and memory against one gawk pass over the same trace, side by side.
+
+Usage: .venv/bin/python benchmarks/bench_ingest.py [--size-mb 400] [--reps 3] [--trace FILE]
+Generates a wired trace of about --size-mb with real ns-2 (benchmarks/bigtrace.tcl: a TCP
+flow and heavy CBR over 100 Mb/s links) unless --trace is given, then measures, median of
+--reps: `tracekit ingest` into a fresh store (wall s, MB/s, peak RSS) and a gawk pass that
+computes one flow's throughput (the baseline every awk script starts from).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MB_PER_SIM_S = 3.9          # bigtrace.tcl writes about this many MB per simulated second
+
+
+def timed(cmd: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KB) of one command."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{p.stderr.read().decode()}")
+    return wall, ru.ru_maxrss
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size-mb", type=float, default=400)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--trace", type=Path)
+    a = ap.parse_args()
+    trace = a.trace
+    if trace is None:
+        dur = max(1, round(a.size_mb / MB_PER_SIM_S))
+        trace = HERE / "data" / f"big-{dur}s.tr"
+        if not trace.exists():
+            trace.parent.mkdir(exist_ok=True)
+            print(f"generating {trace} with ns-2 ({dur} simulated seconds)...", file=sys.stderr)
+            subprocess.run(["ns", str(HERE / "bigtrace.tcl"), str(dur), str(trace)], check=True, stdout=subprocess.DEVNULL)
+    size_mb = trace.stat().st_size / 1e6
+    with open(trace, "rb") as f:                       # warm the page cache for both
+        while f.read(1 << 24):
+            pass
+    tk = [sys.executable, "-m", "tracekit", "ingest", str(trace), "--data"]
+    gawk = ["gawk", '$1=="r" && $4==3 && $8==1 {b+=$6} END {print b}', str(trace)]
+    ingest, awk, rss = [], [], []
+    for _ in range(a.reps):
+        w, _ = timed(gawk)
+        awk.append(w)
+        store = Path(tempfile.mkdtemp(prefix="tk-bench-"))
+        try:
+            w, m = timed(tk + [str(store)])
+        finally:
+            shutil.rmtree(store, ignore_errors=True)
+        ingest.append(w)
+        rss.append(m)
+    ti, ta = statistics.median(ingest), statistics.median(awk)
+    print(f"trace: {trace} ({size_mb:.0f} MB), {os.cpu_count()} cores, median of {a.reps}")
+    print(f"tracekit ingest: {ti:.2f} s, {size_mb / ti:.0f} MB/s, peak RSS {max(rss) / 1024:.0f} MB")
+    print(f"gawk one pass:   {ta:.2f} s, {size_mb / ta:.0f} MB/s")
+    print(f"ratio ingest / gawk: {ti / ta:.2f}")
+
+
+if __name__ == "__main__":
+    main()

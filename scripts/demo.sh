@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The main job: set up (scripts/setup.sh), run the demo experiments with ns-2 (or, where
+# ns-2 cannot be installed, ingest sample_traces/), print what the runs show, then open the
+# dashboard on them. Re-running skips the simulations already in the store.
+#   scripts/demo.sh [--no-dashboard]        (the store: $TRACEKIT_DATA, else ./tracekit-data)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh || exit 1
+TK=.venv/bin/tracekit
+export TRACEKIT_DATA="${TRACEKIT_DATA:-$PWD/tracekit-data}"
+step() { printf '\n== %s\n' "$*"; }
+
+if command -v ns >/dev/null 2>&1; then
+  step "running the demo experiments with ns-2 into $TRACEKIT_DATA"
+  # papers 002/004: four variants against CBR cross traffic, and fairness pairs; 003: Reno vs Vegas
+  $TK sweep cbr-variants --grid variant=Tahoe,Reno,Newreno,Vegas --grid cbr_rate_mbps=2,5,8 \
+      --set duration=5 --seeds 1-3 || exit 1
+  $TK sweep cbr-fairness --grid pair=Reno-Reno,Newreno-Reno,Vegas-Vegas,Newreno-Vegas \
+      --set duration=5 --seeds 1-3 || exit 1
+  $TK sweep queue-influence --grid queue=DropTail,RED --set variant=Reno --seeds 1-2 || exit 1
+  $TK sweep reno-vs-vegas --grid queue=DropTail,RED --seeds 1-2 || exit 1
+else
+  step "ns-2 is not available here: ingesting the recorded runs in sample_traces/"
+  $TK ingest sample_traces/ >/dev/null || exit 1
+fi
+
+step "what is in the store"
+$TK sql "SELECT scenario, count(DISTINCT labels['sim_id']) AS simulations, count(*) AS runs,
+                sum(n_events) AS rows FROM runs GROUP BY scenario ORDER BY scenario" || exit 1
+
+step "TCP throughput against CBR rate (cbr-variants; mean over seeds, 95% CI half-width)"
+$TK sql "SELECT name AS variant, config, n_runs, round(mean, 1) AS throughput_kbps,
+                round(ci95_half_width, 1) AS ci95_kbps
+         FROM replication_stats
+         WHERE scenario = 'cbr-variants' AND metric = 'throughput_kbps' AND name <> 'CBR'
+         ORDER BY config, variant" || exit 1
+
+step "fairness of the TCP pairs (cbr-fairness; Jain's index, mean over seeds)"
+$TK sql "SELECT config, n_runs, round(mean, 4) AS jain_index, round(ci95_half_width, 4) AS ci95
+         FROM replication_stats WHERE scenario = 'cbr-fairness' AND metric = 'jain_index'
+         ORDER BY config" || exit 1
+
+if [ "${1:-}" = "--no-dashboard" ]; then
+  step "done; start the dashboard with: $TK dashboard"
+  exit 0
+fi
+step "starting the dashboard on http://127.0.0.1:8501 (Ctrl-C stops it)"
+exec $TK dashboard --port 8501
