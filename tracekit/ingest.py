@@ -200,7 +200,10 @@ def ingest_file(
     path = Path(path)
     src = TraceSource.open(path)
     try:
-        kind = detect_kind(src.peek(), str(path))
+        sample = src.peek()
+        if not sample and src.truncated_stream:   # else detect_kind would call it empty
+            raise TracekitError(f"{path}: the {src.compression} stream is cut off before its first complete block; nothing to ingest")
+        kind = detect_kind(sample, str(path))
     except BaseException:
         src.close()
         raise

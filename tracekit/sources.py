@@ -67,8 +67,11 @@ class TraceSource:
             raise TracekitError(f"{p}: permission denied (cannot read the file)") from None
         except OSError as e:
             raise TracekitError(f"{p}: cannot open: {e.strerror or e}") from None
-        head = raw.read(8)
-        raw.seek(0)
+        if raw.seekable():
+            head = raw.read(8)
+            raw.seek(0)
+        else:   # a pipe (`tracekit ingest <(zcat x.gz)`, a FIFO): look without consuming
+            head = raw.peek(8)[:8]
         src = cls(path=p, _raw=raw)
         for magic, what in _ARCHIVES:
             if head.startswith(magic):
@@ -108,9 +111,24 @@ class TraceSource:
             return 0
 
     def _read(self, n: int) -> bytes:
+        """Up to n decompressed bytes; fewer only at the end of the content. A compressed
+        stream is read piece by piece (read1), because one big read() of a cut-off stream
+        raises EOFError and drops everything it had decompressed before the cut."""
+        if self.compression == "none":
+            return self._read_piece(n, whole=True)
+        parts, got = [], 0
+        while got < n and not self.truncated_stream:
+            piece = self._read_piece(n - got)
+            if not piece:
+                break
+            parts.append(piece)
+            got += len(piece)
+        return b"".join(parts)
+
+    def _read_piece(self, n: int, whole: bool = False) -> bytes:
         assert self._stream is not None
         try:
-            return self._stream.read(n)
+            return self._stream.read(n) if whole else self._stream.read1(n)
         except EOFError:
             # gzip/bz2/xz stream cut off: like a truncated plain trace, keep what we have.
             self.truncated_stream = True

@@ -48,8 +48,14 @@ class Store:
     def _create(self) -> None:
         if self.root.exists() and not self.root.is_dir():
             raise TracekitError(f"{self.root}: exists and is not a directory")
-        if self.root.exists() and any(p.name != ".staging" for p in self.root.iterdir()):
-            raise TracekitError(f"{self.root}: directory is not empty and not a tracekit store; choose another --data")
+        if self.root.exists():
+            # what a concurrent _create leaves before its STORE_FILE appears is not "not empty"
+            foreign = not all(_part_of_new_store(p) for p in self.root.iterdir())
+            if (self.root / STORE_FILE).exists():     # another process created the store meanwhile
+                self._check_version(self.root / STORE_FILE)
+                return
+            if foreign:
+                raise TracekitError(f"{self.root}: directory is not empty and not a tracekit store; choose another --data")
         try:
             self.runs_dir.mkdir(parents=True, exist_ok=True)
             self.staging_dir.mkdir(exist_ok=True)
@@ -117,6 +123,13 @@ class Store:
             pid = d.name.split("-", 1)[0]
             if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
                 shutil.rmtree(d, ignore_errors=True)
+
+
+def _part_of_new_store(p: Path) -> bool:
+    """An entry that Store._create makes (another process may be half-way through it)."""
+    if p.name in (".staging", STORE_FILE) or p.name.startswith(f".{STORE_FILE}."):
+        return True
+    return p.name == "runs" and p.is_dir() and not any(p.iterdir())
 
 
 def _alive(pid: int) -> bool:

@@ -53,12 +53,35 @@ def normalize_ws(data: bytes) -> bytes:
     return _EDGE_WS.sub(b"", _WS.sub(b" ", data.replace(b"\r\n", b"\n")))
 
 
+BAD_TEXT_LINE = b"?not-utf-8?"
+
+
+def text_lines_only(data: bytes) -> bytes:
+    """`data` with every line that is not UTF-8 replaced by BAD_TEXT_LINE, a line no parser
+    accepts: polars refuses the whole chunk otherwise, and the line count must not change."""
+    if data.isascii():
+        return data
+    try:
+        data.decode("utf-8")
+        return data
+    except UnicodeDecodeError:
+        pass
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            lines[i] = BAD_TEXT_LINE
+    return b"\n".join(lines)
+
+
 def read_fields(data: bytes, schema: dict) -> pl.DataFrame:
     """Space-separated fields into typed columns, one row per line (blank lines give an
     all-null row). Fields that do not parse become null; extra fields land in the last
-    column, so schemas end with a String catch-all."""
+    column, so schemas end with a String catch-all. Lines that are not UTF-8 text read as
+    BAD_TEXT_LINE."""
     return pl.read_csv(
-        data,
+        text_lines_only(data),
         has_header=False,
         separator=" ",
         schema=schema,

@@ -22,10 +22,12 @@ _READ = {
     "dst": pl.String,
     "seq": pl.Int64,
     "pkt_id": pl.Int64,
-    "tcp_ackno": pl.Int64,
+    # the show_tcphdr_ fields are read as text first: a field that is there but is not a
+    # number must make the line bad, not read as an absent field (a 12-field line)
+    "tcp_ackno": pl.String,
     "tcp_flags": pl.String,
-    "tcp_hlen": pl.Int32,
-    "sack_blocks": pl.Int32,
+    "tcp_hlen": pl.String,
+    "sack_blocks": pl.String,
     "extra": pl.String,
 }
 _REQUIRED = ("time", "from_node", "to_node", "ptype", "size", "flags", "fid", "seq", "pkt_id",
@@ -53,17 +55,24 @@ class WiredParser(Parser):
         df = read_fields(data, _READ)
         ev = pl.col("event")
         df = df.with_columns(
+            pl.sum_horizontal(*[pl.col(c).is_not_null().cast(pl.Int8) for c in _HDR]).alias("_n_hdr"),
+        ).with_columns(
             *_addr("src", "src_node", "src_port"),
             *_addr("dst", "dst_node", "dst_port"),
+            pl.col("tcp_ackno").cast(pl.Int64, strict=False),
             pl.col("tcp_flags").str.strip_prefix("0x").str.to_integer(base=16, strict=False).cast(pl.Int32, strict=False),
+            pl.col("tcp_hlen").cast(pl.Int32, strict=False),
+            pl.col("sack_blocks").cast(pl.Int32, strict=False),
             pl.int_range(pl.len(), dtype=pl.Int64).alias("_off"),
         )
-        n_hdr = pl.sum_horizontal(*[pl.col(c).is_not_null().cast(pl.Int8) for c in _HDR])
+        n_hdr = pl.col("_n_hdr")
+        hdr_ok = pl.all_horizontal(*[pl.col(c).is_not_null() for c in _HDR])
         ok = (
             ev.is_in(WIRED_EVENTS)
             & pl.all_horizontal(*[pl.col(c).is_not_null() for c in _REQUIRED])
+            & pl.col("time").is_finite().fill_null(False)      # polars reads 'nan', 'inf' as floats
             & pl.col("extra").is_null()
-            & ((n_hdr == 0) | (n_hdr == 4))
+            & ((n_hdr == 0) | ((n_hdr == 4) & hdr_ok))
         )
         skip = ev.is_null() | ev.is_in(("v",)) | ev.str.starts_with("#")
         blank_or_skip = skip & ~ok
@@ -110,6 +119,8 @@ class WiredParser(Parser):
             return "empty field (line starts with a space, or two spaces in a row)"
         if t[0] not in WIRED_EVENTS:
             return f"unknown event {t[0]!r} (a wired trace line starts with + - r d, or v for an annotation)"
+        if "" in t[1:-1]:   # before the count, which a doubled space throws off
+            return "empty field (two spaces in a row)"
         if len(t) not in (12, 16):
             return f"expected 12 or 16 space-separated fields, found {len(t)}"
         if "" in t:

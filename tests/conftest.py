@@ -1,0 +1,121 @@
+"""Shared fixtures. Ingest tests: real ns-2 traces generated once per session from
+tests/tcl/ingest_*.tcl, the `tracekit` CLI as a subprocess, and a listing of a store's files
+to prove a failed command left it unchanged."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+TCL = TESTS / "tcl"
+DATA = TESTS / "data"
+NS = shutil.which("ns") or "/usr/bin/ns"
+_SCRIPT = Path(sys.executable).with_name("tracekit")
+TRACEKIT_CMD = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "tracekit"]
+
+
+def _run_ns(script: str, *args: str, cwd: Path) -> None:
+    if not os.access(NS, os.X_OK):
+        pytest.skip("ns-2 (/usr/bin/ns) is not installed")
+    proc = subprocess.run([NS, str(TCL / script), *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, f"ns {script} {args} failed: {proc.stderr[-2000:]}"
+
+
+@pytest.fixture(scope="session")
+def ns_traces(tmp_path_factory) -> dict[str, Path]:
+    """Real ns-2.35 output, one file per format the ingest handles:
+    wired_plain (12 fields), wired_tcphdr (16), wired_latehdr (12 and 16 mixed),
+    wired_annotate (`v` lines), tcpvar (three agents), qmon_samples, qmon_events, red."""
+    d = tmp_path_factory.mktemp("ns_traces")
+    out = {}
+    for mode in ("plain", "tcphdr", "latehdr", "annotate"):
+        _run_ns("ingest_wired.tcl", f"wired_{mode}.tr", mode, cwd=d)
+        out[f"wired_{mode}"] = d / f"wired_{mode}.tr"
+    _run_ns("ingest_tcpvar.tcl", "tcpvar.tr", cwd=d)
+    out["tcpvar"] = d / "tcpvar.tr"
+    _run_ns("ingest_qmon.tcl", str(d), cwd=d)
+    for name, f in (("qmon_samples", "qmon_samples.tr"), ("qmon_events", "qmon_events.tr"), ("red", "red.tr")):
+        out[name] = d / f
+    for name, p in out.items():
+        assert p.stat().st_size > 0, f"ns wrote an empty {name}"
+    return out
+
+
+@pytest.fixture(scope="session")
+def tracekit_cli():
+    """Run the installed `tracekit` command; returns the CompletedProcess (text)."""
+
+    def run(*args, data: Path | None = None, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+        cmd = [*TRACEKIT_CMD, *map(str, args)]
+        if data is not None:
+            cmd += ["--data", str(data)]
+        env = {**os.environ, "COLUMNS": "200"}
+        env.pop("TRACEKIT_DATA", None)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, **kw)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def tracekit_inproc():
+    """The same CLI run in this process with typer's CliRunner (no interpreter start-up);
+    returns a CompletedProcess look-alike. An exception other than the CLI's own exit is
+    written to stderr as a traceback, so "no traceback" checks see it."""
+    import traceback
+
+    from typer.testing import CliRunner
+
+    from tracekit.cli import app
+
+    def run(*args, data: Path | None = None) -> subprocess.CompletedProcess:
+        argv = [str(a) for a in args] + (["--data", str(data)] if data is not None else [])
+        res = CliRunner().invoke(app, argv)
+        err = res.stderr
+        if res.exception is not None and not isinstance(res.exception, SystemExit):
+            err += "".join(traceback.format_exception(res.exception))
+        return subprocess.CompletedProcess(["tracekit", *argv], res.exit_code, res.stdout, err)
+
+    return run
+
+
+def listing(root: Path) -> dict[str, tuple]:
+    """Every file and directory under root (hidden ones included) with, for files, size,
+    mtime and content hash: equal listings mean an untouched store."""
+    out: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            out[os.path.relpath(os.path.join(dirpath, name), root) + "/"] = ("dir",)
+        for name in filenames:
+            p = os.path.join(dirpath, name)
+            st = os.stat(p)
+            out[os.path.relpath(p, root)] = (st.st_size, st.st_mtime_ns, hashlib.sha256(Path(p).read_bytes()).hexdigest())
+    return out
+
+
+@pytest.fixture(scope="session")
+def store_listing():
+    return listing
+
+
+@pytest.fixture(scope="session")
+def _store_template(tmp_path_factory, ns_traces) -> Path:
+    from tracekit.ingest import ingest_paths
+
+    d = tmp_path_factory.mktemp("store_template") / "store"
+    results = ingest_paths(d, [ns_traces["wired_plain"]])
+    assert [r.status for r in results] == ["added"]
+    return d
+
+
+@pytest.fixture
+def populated_store(_store_template, tmp_path) -> Path:
+    """A fresh copy of a store that already holds one run (the plain wired trace)."""
+    d = tmp_path / "store"
+    shutil.copytree(_store_template, d, symlinks=True)
+    return d
