@@ -217,3 +217,25 @@ def test_named_pipe_input(tmp_path, ns_traces, compressed):
     t.join(10)
     assert (r.status, r.run_id) == ("added", hashlib.sha256(plain).hexdigest()[:16])
     assert r.n_events == n_wired_events(ns_traces["wired_plain"])
+
+
+def test_reingest_with_new_labels_updates_them(tmp_path):
+    """Same content again with new --label/--flow-label: still one run, the labels merge in
+    (what was there stays unless overridden)."""
+    import subprocess
+    import sys
+
+    trace = tmp_path / "t.tr"
+    trace.write_text("+ 0.1 0 1 tcp 1040 ------- 1 0.0 1.0 1 7\nr 0.2 0 1 tcp 1040 ------- 1 0.0 1.0 1 7\n")
+    data = tmp_path / "store"
+    run = lambda *a: subprocess.run([sys.executable, "-m", "tracekit", *a, "--data", str(data)],
+                                    capture_output=True, text=True, check=True)
+    run("ingest", str(trace), "--label", "variant=Reno", "--label", "queue=DropTail")
+    p = run("ingest", str(trace), "--label", "variant=Vegas", "--flow-label", "1=Vegas")
+    assert "labels updated: variant=Vegas, flow 1=Vegas" in p.stdout
+    out = run("sql", "SELECT count(*), any_value(labels['variant']), any_value(labels['queue']) FROM runs",
+              "--format", "csv").stdout.splitlines()
+    assert out[1] == "1,Vegas,DropTail"
+    assert run("sql", "SELECT fid, name FROM flow_labels", "--format", "csv").stdout.splitlines()[1] == "1,Vegas"
+    p = run("ingest", str(trace), "--label", "variant=Vegas")
+    assert "labels updated" not in p.stdout

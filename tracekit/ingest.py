@@ -162,6 +162,32 @@ class _Writers:
             self.pool.shutdown(wait=True)
 
 
+def _relabel(store: Store, run_id: str, labels: dict[str, str], flow_labels: dict[int, str]) -> list[str]:
+    """Merge labels given on the command line into an existing run's record (a re-ingest
+    with new --label/--flow-label). Atomic: the record is replaced by one rename."""
+    if not labels and not flow_labels:
+        return []
+    f = store.run_dir(run_id) / "run.parquet"
+    rec = pq.read_table(f).to_pylist()[0]
+    old = {d["key"]: d["value"] for d in rec["labels"]}
+    old_flows = {d["fid"]: d["name"] for d in rec["flow_labels"]}
+    changed = [f"{k}={v}" for k, v in labels.items() if old.get(k) != v]
+    changed += [f"flow {k}={v}" for k, v in flow_labels.items() if old_flows.get(k) != v]
+    if not changed:
+        return []
+    new = {**old, **labels}
+    rec["labels"] = [{"key": k, "value": v} for k, v in sorted(new.items())]
+    rec["flow_labels"] = [{"fid": k, "name": v} for k, v in sorted({**old_flows, **flow_labels}.items())]
+    if "scenario" in labels:
+        rec["scenario"] = labels["scenario"]
+    if "seed" in labels:
+        rec["seed"] = int(labels["seed"]) if labels["seed"].lstrip("-").isdigit() else None
+    tmp = f.with_name(f".run.parquet.{os.getpid()}.tmp")
+    pq.write_table(pa.Table.from_pylist([rec], schema=RUNS), tmp)
+    os.replace(tmp, f)
+    return changed
+
+
 class _TraceCopy:
     """A zstd copy of the trace, written as it streams by."""
 
@@ -289,6 +315,9 @@ def ingest_file(
         if not store.commit(staging, run_id):
             result.status = "duplicate"
             result.message = f"{path}: already in the store as run {run_id} (same content)"
+            changed = _relabel(store, run_id, labels or {}, flow_labels or {})
+            if changed:
+                result.message += f"; labels updated: {', '.join(changed)}"
     except BaseException:
         writers.close()
         if keep:
