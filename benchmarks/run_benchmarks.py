@@ -1,0 +1,937 @@
+"""The tracekit benchmark suite (issue 6): one command, every figure, written to RESULTS.md.
+
+Usage:
+    .venv/bin/python benchmarks/run_benchmarks.py              # ~400 MB and ~2 GB traces, 3 reps
+    .venv/bin/python benchmarks/run_benchmarks.py --quick      # one ~100 MB trace, to try it out
+    .venv/bin/python benchmarks/run_benchmarks.py --reps 5 --sizes-mb 400,2000 --out /tmp/R.md
+
+What it does, on the same files, median of --reps repetitions, the cases of one repetition
+run one after the other (interleaved: noise from other work on the machine hits all alike):
+
+1. generates wired traces with real ns-2 (benchmarks/bigtrace.tcl, about 3.9 MB per simulated
+   second) into --data-dir (default benchmarks/data/, gitignored), reusing them if present;
+2. measures, as whole processes (wall time, peak RSS from os.wait4):
+   - `tracekit ingest` into a fresh store, on every trace; one gawk pass computing one flow's
+     throughput (the baseline) and the same in mawk;
+   - on the first (main) trace: the classic awk suite (benchmarks/awk/: throughput, delay,
+     pdr, drops, jitter, per flow, one pass each) against `tracekit ingest` + `tracekit
+     metrics`; pandas and polars read_csv of the trace; `tracekit sql` of flow_stats, of
+     throughput_series(0.1) and of `SELECT 1` (start-up alone) on the main trace's store;
+   - a sweep of 40 short cbr-variants runs with -j 1 and -j 2, each into a fresh store, via
+     tracekit.sweep.run_sims (runs per minute, time outside ns-2);
+3. profiles `tracekit ingest` (py-spy over all threads, and per-stage timings of one 8 MiB
+   chunk) and `tracekit sql` start-up (python -X importtime, in-process split);
+4. writes --out (default benchmarks/RESULTS.md) with the machine, versions, every figure,
+   the ratios against the targets and the profile summaries; raw figures go to
+   <data-dir>/results.json.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+AWK_DIR = HERE / "awk"
+AWK_SUITE = ("throughput", "delay", "pdr", "drops", "jitter")
+MB_PER_SIM_S = 3.9          # bigtrace.tcl writes about this many MB per simulated second
+PY = sys.executable
+_tk_bin = Path(PY).parent / "tracekit"
+TK = [str(_tk_bin)] if _tk_bin.exists() else [PY, "-m", "tracekit"]
+
+# the baseline: one gawk pass computing one flow's throughput (the TCP flow of bigtrace.tcl:
+# fid 1, delivered at node 3)
+ONE_FLOW = '$1=="r" && $4==3 && $8==1 {b+=$6} END {print b*8/1000/$2}'
+
+SWEEP_GRID = ["variant=Tahoe,Reno,Newreno,Vegas", "cbr_rate_mbps=1:10:1"]
+SWEEP_FIXED = {"duration": "2"}
+SWEEP_SCENARIO = "cbr-variants"
+
+TARGETS_TEXT = {
+    "ingest_vs_gawk": "ingest <= 1.0 x one gawk pass",
+    "ingest_rss_large": "peak memory <= 1 GB ingesting the ~2 GB trace",
+    "sql_vs_gawk": "`tracekit sql \"SELECT * FROM flow_stats\"` whole process <= 0.5 x one gawk pass (~400 MB trace)",
+    "sweep_outside_ns": "sweep time outside ns-2 <= 10 % of the total",
+    "sweep_scaling": "-j 2 >= 1.8 x the runs per minute of -j 1",
+}
+
+WIRED_NAMES = ["event", "time", "from_node", "to_node", "ptype", "size", "flags", "fid", "src", "dst",
+               "seq", "pkt_id", "tcp_ackno", "tcp_flags", "tcp_hlen", "sack_blocks"]
+
+
+# --------------------------------------------------------------------------- measuring
+
+class Failed(RuntimeError):
+    pass
+
+
+def timed(cmd: list[str], stdout=None, env: dict | None = None, cwd: str | None = None) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (bytes) and CPU seconds (user + system, its children included)
+    of one command (a whole process). stdout: a path to capture it in, else discarded."""
+    out = open(stdout, "wb") if stdout else subprocess.DEVNULL
+    err = tempfile.TemporaryFile()
+    try:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        if stdout:
+            out.close()
+    if p.returncode != 0:
+        err.seek(0)
+        raise Failed(f"failed ({p.returncode}): {' '.join(cmd)}\n{err.read().decode(errors='replace')[-2000:]}")
+    err.close()
+    return wall, ru.ru_maxrss * 1024, ru.ru_utime + ru.ru_stime
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def warm(path: Path) -> None:
+    with open(path, "rb") as f:
+        while f.read(1 << 24):
+            pass
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def make_trace(data_dir: Path, size_mb: float) -> Path:
+    dur = max(1, round(size_mb / MB_PER_SIM_S))
+    trace = data_dir / f"big-{dur}s.tr"
+    if not trace.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        part = trace.with_suffix(".tr.part")
+        log(f"generating {trace.name} with ns-2 ({dur} simulated seconds, ~{dur * MB_PER_SIM_S:.0f} MB)")
+        subprocess.run(["ns", str(HERE / "bigtrace.tcl"), str(dur), str(part)], check=True, stdout=subprocess.DEVNULL)
+        part.rename(trace)
+    return trace
+
+
+# --------------------------------------------------------------------------- cases
+
+def case_gawk(trace: Path, **_):
+    return timed(["gawk", ONE_FLOW, str(trace)])
+
+
+def case_mawk(trace: Path, **_):
+    return timed(["mawk", ONE_FLOW, str(trace)])
+
+
+def case_ingest(trace: Path, scratch: Path, **_):
+    store = Path(tempfile.mkdtemp(prefix="tk-ingest-", dir=scratch))
+    try:
+        return timed(TK + ["ingest", str(trace), "--data", str(store)])
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+
+
+def case_awk_suite(trace: Path, scratch: Path, keep: dict, **_):
+    """The five scripts, one pass each, with gawk; wall is the total, RSS the largest."""
+    total, rss, cpu, parts = 0.0, 0, 0.0, {}
+    for name in AWK_SUITE:
+        out = scratch / f"awk-{name}.out"
+        w, m, c = timed(["gawk", "-f", str(AWK_DIR / f"{name}.awk"), str(trace)], stdout=out)
+        total += w
+        cpu += c
+        rss = max(rss, m)
+        parts[name] = w
+        keep.setdefault("awk_out", {})[name] = out.read_text()
+    keep.setdefault("awk_parts", []).append(parts)
+    return total, rss, cpu
+
+
+def case_tk_ingest_metrics(trace: Path, scratch: Path, keep: dict, **_):
+    store = Path(tempfile.mkdtemp(prefix="tk-im-", dir=scratch))
+    try:
+        w1, m1, c1 = timed(TK + ["ingest", str(trace), "--data", str(store)])
+        w2, m2, c2 = timed(TK + ["metrics", "--data", str(store)])
+        keep.setdefault("tk_parts", []).append({"ingest": w1, "metrics": w2})
+        return w1 + w2, max(m1, m2), c1 + c2
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+
+
+PANDAS_LOAD = f"""
+import sys, pandas as pd
+df = pd.read_csv(sys.argv[1], sep=" ", header=None, names={WIRED_NAMES!r})
+print(len(df), df.memory_usage(deep=True).sum())
+"""
+
+POLARS_LOAD = f"""
+import sys, polars as pl
+df = pl.read_csv(sys.argv[1], separator=" ", has_header=False, new_columns={WIRED_NAMES!r},
+                 schema_overrides={{"tcp_ackno": pl.Int64, "tcp_flags": pl.String, "tcp_hlen": pl.Int64, "sack_blocks": pl.Int64}},
+                 quote_char=None, truncate_ragged_lines=True, missing_columns="insert", infer_schema_length=100000)
+print(df.height, df.estimated_size())
+"""
+
+
+def _load_case(code: str, tag: str):
+    def run(trace: Path, scratch: Path, keep: dict, **_):
+        out = scratch / f"{tag}.out"
+        r = timed([PY, "-c", code, str(trace)], stdout=out)
+        keep[f"{tag}_rows"] = out.read_text().split()
+        return r
+    return run
+
+
+def _sql_case(query: str):
+    def run(store: Path, **_):
+        return timed(TK + ["sql", query, "--data", str(store)])
+    return run
+
+
+SWEEP_DRIVER = """
+import json, sys, time
+from tracekit.sweep import parse_grid, plan_sweep, run_sims
+data, jobs, grids, fixed, scenario = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
+specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
+t0 = time.perf_counter()
+res = run_sims(specs, data, jobs=jobs)
+t1 = time.perf_counter()
+print(json.dumps({"n": len(res), "failed": sum(r.status == "failed" for r in res),
+                  "done": sum(r.status == "done" for r in res), "engine_s": t1 - t0,
+                  "sim_s": sum(r.seconds for r in res), "ns_s": sum(r.ns_seconds for r in res)}))
+"""
+
+
+NS_ONLY_DRIVER = """
+import json, sys, tempfile, shutil, time
+from concurrent.futures import ThreadPoolExecutor
+from tracekit.sweep import parse_grid, plan_sweep
+from tracekit.scenarios.runner import run_scenario_traces
+scratch, jobs, grids, fixed, scenario = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
+specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
+def one(spec):
+    d = tempfile.mkdtemp(dir=scratch)
+    try:
+        run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+t0 = time.perf_counter()
+with ThreadPoolExecutor(jobs) as pool:
+    list(pool.map(one, specs))
+print(json.dumps({"n": len(specs), "engine_s": time.perf_counter() - t0}))
+"""
+
+
+def run_ns_only(jobs: int, scratch: Path) -> dict:
+    """The control: the same 40 simulations with ns-2 only (no ingest), `jobs` at a time --
+    how far two ns-2 processes scale on this machine at this moment."""
+    out = scratch / f"nsonly-j{jobs}.json"
+    wall, rss, cpu = timed([PY, "-c", NS_ONLY_DRIVER, str(scratch), str(jobs), json.dumps(SWEEP_GRID),
+                            json.dumps(SWEEP_FIXED), SWEEP_SCENARIO], stdout=out, cwd=str(REPO))
+    r = json.loads(out.read_text())
+    r.update(wall=wall, cpu=cpu, jobs=jobs)
+    return r
+
+
+def run_sweep(jobs: int, scratch: Path) -> dict:
+    store = Path(tempfile.mkdtemp(prefix=f"tk-sweep-j{jobs}-", dir=scratch))
+    out = scratch / f"sweep-j{jobs}.json"
+    try:
+        wall, rss, cpu = timed([PY, "-c", SWEEP_DRIVER, str(store), str(jobs), json.dumps(SWEEP_GRID),
+                           json.dumps(SWEEP_FIXED), SWEEP_SCENARIO], stdout=out, cwd=str(REPO))
+        r = json.loads(out.read_text())
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+    if r["failed"] or r["done"] != r["n"]:
+        raise Failed(f"sweep -j {jobs}: {r}")
+    r.update(wall=wall, rss=rss, cpu=cpu, jobs=jobs)
+    return r
+
+
+# --------------------------------------------------------------------------- profiles
+
+STAGES_CODE = r"""
+import gzip, hashlib, json, sys, tempfile, time, os
+from pathlib import Path
+import polars as pl, zstandard
+from tracekit.ingest import _PL_SCHEMAS
+from tracekit.parsers import get_parser, read_fields, text_lines_only, comment_lines
+from tracekit.parsers.wired import _READ
+from tracekit.sources import CHUNK_BYTES
+
+trace, reps = Path(sys.argv[1]), int(sys.argv[2])
+size = trace.stat().st_size
+parser = get_parser("wired")
+out = {"chunk_bytes": CHUNK_BYTES, "polars_threads": pl.thread_pool_size(), "chunks": []}
+tmp = Path(tempfile.mkdtemp(prefix="tk-stages-"))
+def t(fn, n=reps):
+    xs = []
+    for _ in range(n):
+        t0 = time.perf_counter(); r = fn(); xs.append(time.perf_counter() - t0)
+    xs.sort()
+    return xs[len(xs) // 2], r
+for where, frac in (("12-field lines (first half)", 0.25), ("mixed 12/16-field lines (second half)", 0.85)):
+    with open(trace, "rb") as f:
+        f.seek(int(size * frac)); f.readline()
+        start = f.tell()
+    st = {}
+    def read():
+        with open(trace, "rb") as f:
+            f.seek(start)
+            return f.read(CHUNK_BYTES)
+    st["read 8 MiB (page cache)"], block = t(read)
+    st["sha256"], _ = t(lambda: hashlib.sha256(block).hexdigest())
+    def split():
+        cut = block.rfind(b"\n"); d = block[:cut + 1]; d.count(b"\n"); return d
+    st["line split (rfind, count)"], data = t(split)
+    st["text_lines_only (UTF-8 check)"], _ = t(lambda: text_lines_only(data))
+    st["read_csv (read_fields)"], df = t(lambda: read_fields(data, _READ))
+    st_parse, res = t(lambda: parser.parse_chunk(data, 1))
+    st["comment_lines"], _ = t(lambda: comment_lines(data, 1))
+    st["parse expressions (parse_chunk - read_fields - comment_lines)"] = max(0.0, st_parse - st["read_csv (read_fields)"] - st["comment_lines"])
+    ev = res.tables["events"]
+    sch = _PL_SCHEMAS["events"]
+    st["cast + select (_Writers.write)"], cast = t(lambda: ev.cast(sch).select(list(sch)))
+    st["write_parquet zstd"], _ = t(lambda: cast.write_parquet(tmp / "p.parquet", compression="zstd"))
+    st["t min/max"], _ = t(lambda: (ev["time"].min(), ev["time"].max()))
+    keep = zstandard.ZstdCompressor(level=3)
+    st["[keep_trace] zstd-3 compress (tracekit run/sweep)"], zc = t(lambda: keep.compress(data))
+    gz = gzip.compress(data, 6)
+    st["[.gz input] gzip decompress"], _ = t(lambda: gzip.decompress(gz))
+    st["[.zst input] zstd decompress"], _ = t(lambda: zstandard.ZstdDecompressor().decompress(zc, max_output_size=len(data) * 2))
+    out["chunks"].append({"where": where, "bytes": len(data), "lines": data.count(b"\n"), "rows": ev.height,
+                          "parquet_bytes": (tmp / "p.parquet").stat().st_size, "stages": st})
+import shutil; shutil.rmtree(tmp, ignore_errors=True)
+print(json.dumps(out))
+"""
+
+SQL_SPLIT_CODE = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import duckdb
+t1 = time.perf_counter()
+from tracekit.query import connect
+t2 = time.perf_counter()
+con = connect(sys.argv[1])
+t3 = time.perf_counter()
+con.execute("SELECT 1").fetchall()
+t4 = time.perf_counter()
+r = {"import duckdb": t1 - t0, "import tracekit.query (rest)": t2 - t1, "connect (raw views + sql/ views)": t3 - t2, "SELECT 1": t4 - t3}
+for name, q in (("flow_stats query", "SELECT * FROM flow_stats"), ("throughput_series(0.1) query", "SELECT * FROM throughput_series(0.1)")):
+    xs = []
+    for _ in range(3):
+        a = time.perf_counter(); con.execute(q).fetchall(); xs.append(time.perf_counter() - a)
+    r[name] = sorted(xs)[1]
+r["duckdb_threads"] = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+print("RESULT " + json.dumps(r))
+"""
+
+
+def _stage_of(stack: str) -> str:
+    """A py-spy collapsed stack to one ingest stage (the innermost that matches)."""
+    frames = stack.split(";")
+    full = [f.split(" (")[0] for f in frames]          # py-spy names methods Class.method
+    names = [n.rsplit(".", 1)[-1] for n in full]
+    if any(n in ("_find_and_load", "_call_with_frames_removed") for n in names):
+        return "imports (start-up)"
+    if "tracekit-write" in frames[0]:
+        if "write_parquet" in names:
+            return "write_parquet (writer thread)"
+        return "idle (waiting for a chunk)"
+    for fr, n, fn in zip(reversed(frames), reversed(names), reversed(full)):
+        if n == "write_parquet":
+            return "write_parquet (writer thread)"
+        if n == "text_lines_only":
+            return "text_lines_only (UTF-8 check)"
+        if n == "read_fields" or n == "read_csv":
+            return "read_csv (read_fields)"
+        if n == "comment_lines":
+            return "comment_lines"
+        if n == "parse_chunk":
+            return "parse expressions (parse_chunk)"
+        if fn == "_Writers.write":
+            return "cast + select (_Writers.write)"
+        if fn in ("_Writers.close", "Future.result"):
+            return "waiting for the writer"
+        if fn == "_TraceCopy.write":
+            return "keep_trace zstd"
+        if fn in ("TraceSource._read", "TraceSource._read_piece", "TraceSource.peek"):
+            return "read / decompress"
+        if fn == "TraceSource.chunks":
+            m = re.search(r":(\d+)\)", fr)
+            line = _source_line(REPO / "tracekit" / "sources.py", int(m.group(1))) if m else ""
+            if "h.update" in line:
+                return "sha256"
+            if "_read" in line:
+                return "read / decompress"
+            return "line split (rfind, count, join carry)"
+        if n == "ingest_file":
+            m = re.search(r":(\d+)\)", fr)
+            line = _source_line(REPO / "tracekit" / "ingest.py", int(m.group(1))) if m else ""
+            if ".min()" in line or ".max()" in line:
+                return "t min/max"
+            if "store.commit" in line or "write_table" in line:
+                return "run record + commit"
+            return "ingest_file (other)"
+    if len(frames) == 1:
+        return "no Python frame (interpreter start / exit)"
+    if any(n in ("Typer.__call__", "main") for n in full) and "ingest_file" not in names:
+        return "CLI (typer/rich, outside ingest_file)"
+    return "other"
+
+
+_lines_cache: dict[Path, list[str]] = {}
+
+
+def _source_line(path: Path, n: int) -> str:
+    if path not in _lines_cache:
+        try:
+            _lines_cache[path] = path.read_text().splitlines()
+        except OSError:
+            _lines_cache[path] = []
+    lines = _lines_cache[path]
+    return lines[n - 1] if 0 < n <= len(lines) else ""
+
+
+def profile_ingest_pyspy(trace: Path, scratch: Path, rate: int = 100) -> dict:
+    spy = Path(PY).parent / "py-spy"
+    if not spy.exists():
+        return {"error": "py-spy is not installed in the venv (.venv/bin/pip install py-spy)"}
+    raw = scratch / "pyspy-ingest.txt"
+    store = Path(tempfile.mkdtemp(prefix="tk-prof-", dir=scratch))
+    try:
+        t0 = time.perf_counter()
+        p = subprocess.run([str(spy), "record", "--rate", str(rate), "--format", "raw", "--threads", "--idle", "--nonblocking",
+                            "-o", str(raw), "--"] + TK + ["ingest", str(trace), "--data", str(store)],
+                           capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+    if p.returncode != 0 or not raw.exists():
+        return {"error": f"py-spy failed: {p.stderr[-500:]}"}
+    by_thread: dict[str, dict[str, int]] = {}
+    funcs: dict[str, int] = {}
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not n.isdigit():
+            continue
+        n = int(n)
+        total += n
+        thread = stack.split(";")[0]
+        tname = "writer thread" if "tracekit-write" in thread else "main thread"
+        stg = _stage_of(stack)
+        by_thread.setdefault(tname, {})
+        by_thread[tname][stg] = by_thread[tname].get(stg, 0) + n
+        leaf = stack.split(";")[-1]
+        funcs[leaf] = funcs.get(leaf, 0) + n
+    top = sorted(funcs.items(), key=lambda kv: -kv[1])[:12]
+    return {"rate": rate, "wall": wall, "samples": total, "by_thread": by_thread, "top_leaf": top}
+
+
+def profile_startup(store: Path) -> dict:
+    p = subprocess.run([PY, "-X", "importtime", "-m", "tracekit", "sql", "SELECT 1", "--data", str(store)],
+                       capture_output=True, text=True, cwd=str(REPO))
+    rows = []
+    for line in p.stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)", line)
+        if m:
+            rows.append((int(m.group(1)), int(m.group(2)), len(m.group(3)) - 1, m.group(4)))
+    top_level = [(name, cum / 1e6) for self_us, cum, depth, name in rows if depth == 0]
+    total_imports = sum(c for _, c in top_level)
+    # packages by total self time (first dotted component)
+    pkg: dict[str, float] = {}
+    for self_us, cum, depth, name in rows:
+        root = name.split(".")[0]
+        pkg[root] = pkg.get(root, 0.0) + self_us / 1e6
+    bare = [timed([PY, "-c", "pass"])[0] for _ in range(5)]
+    imp = {}
+    for mod in ("duckdb", "pyarrow", "polars", "typer", "rich", "tracekit.cli"):
+        imp[mod] = med([timed([PY, "-c", f"import {mod}"])[0] for _ in range(3)])
+    # (DuckDB may draw its progress bar on stdout: the figures are on the RESULT line)
+    sp = subprocess.run([PY, "-c", SQL_SPLIT_CODE, str(store)], capture_output=True, text=True, cwd=str(REPO), check=True)
+    split = json.loads(re.findall(r"RESULT (\{.*\})", sp.stdout)[-1])
+    return {
+        "imports_total_s": total_imports,
+        "top_level": sorted(top_level, key=lambda kv: -kv[1])[:15],
+        "by_package_self": sorted(pkg.items(), key=lambda kv: -kv[1])[:12],
+        "python_bare_s": med(bare),
+        "import_alone_s": imp,
+        "in_process": split,
+        "polars_imported": any(n == "polars" for _, _, _, n in rows),
+        "pyarrow_imported": any(n == "pyarrow" for _, _, _, n in rows),
+    }
+
+
+# --------------------------------------------------------------------------- machine
+
+def machine() -> dict:
+    def cmd(c: list[str]) -> str:
+        try:
+            return subprocess.run(c, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            return "?"
+    cpu = "?"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal"):
+            mem = int(line.split()[1]) * 1024
+    vers = json.loads(subprocess.run([PY, "-c", "import json, polars, duckdb, pyarrow, pandas, tracekit; "
+                                      "print(json.dumps({'polars': polars.__version__, 'duckdb': duckdb.__version__, "
+                                      "'pyarrow': pyarrow.__version__, 'pandas': pandas.__version__, 'tracekit': tracekit.__version__}))"],
+                                     capture_output=True, text=True, check=True).stdout)
+    ns_ver = "?"
+    dpkg = cmd(["dpkg-query", "-W", "-f=${Version}", "ns2"])
+    if dpkg:
+        ns_ver = f"ns-2 {dpkg} (Debian package ns2)"
+    git = cmd(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
+    dirty = cmd(["git", "-C", str(REPO), "diff", "HEAD", "--name-only", "--", "tracekit", "sql"])
+    return {
+        "cpu": cpu, "cores": os.cpu_count(), "mem_gb": mem / 2**30, "kernel": platform.release(),
+        "python": platform.python_version(), **vers,
+        "gawk": cmd(["gawk", "--version"]).splitlines()[0] if shutil.which("gawk") else "missing",
+        "mawk": (cmd(["mawk", "-W", "version"]).splitlines() or ["?"])[0] if shutil.which("mawk") else "missing",
+        "ns": ns_ver, "git": git + (" + uncommitted changes in " + ", ".join(sorted(dirty.splitlines())) if dirty else ""),
+        "load_at_start": os.getloadavg(),
+    }
+
+
+# --------------------------------------------------------------------------- checking the awk suite
+
+def check_awk(awk_out: dict[str, str], store: Path) -> list[str]:
+    """The awk suite's figures against flow_stats on the same trace (relative 1e-6)."""
+    p = subprocess.run(TK + ["sql", "SELECT fid, throughput_kbps, mean_delay_ms, jitter_ms, sent_pkts, recv_pkts, "
+                             "pdr, dropped_pkts FROM flow_stats", "--format", "json", "--data", str(store)],
+                       capture_output=True, text=True, check=True)
+    fs = {int(r["fid"]): r for r in json.loads(p.stdout)}
+    awk: dict[int, dict[str, float]] = {}
+    for name, text in awk_out.items():
+        for line in text.splitlines():
+            t = line.split()
+            fid = int(t[0])
+            d = awk.setdefault(fid, {})
+            if t[3] == "pdr":
+                d.update(sent_pkts=float(t[4]), recv_pkts=float(t[5]), pdr=float(t[6]))
+            else:
+                d[t[3]] = float(t[4])
+    problems = []
+    for fid, row in sorted(fs.items()):
+        for k, v in awk.get(fid, {}).items():
+            ref = row.get(k)
+            if ref is None or abs(v - ref) > 1e-6 * max(1.0, abs(ref)):
+                problems.append(f"fid {fid} {k}: awk {v} vs flow_stats {ref}")
+        missing = {"throughput_kbps", "mean_delay_ms", "jitter_ms", "pdr", "dropped_pkts"} - set(awk.get(fid, {}))
+        if missing and row.get("recv_pkts"):
+            problems.append(f"fid {fid}: awk suite printed no {sorted(missing)}")
+    return problems
+
+
+# --------------------------------------------------------------------------- report
+
+def fmt_s(x: float) -> str:
+    return f"{x:.2f} s" if x >= 0.1 else f"{x * 1000:.0f} ms"
+
+
+def fmt_mb(b: float) -> str:
+    return f"{b / 1e6:,.0f} MB"
+
+
+def reps_of(xs: list[float]) -> str:
+    return " / ".join(f"{x:.2f}" for x in xs)
+
+
+def write_report(res: dict, out: Path) -> None:
+    m = res["machine"]
+    L: list[str] = []
+    a = L.append
+    a("# tracekit benchmarks (issue 6)")
+    a("")
+    a(f"Written by `benchmarks/run_benchmarks.py` on {res['finished']} ({res['elapsed_min']:.0f} min). "
+      f"Every figure is the median of {res['reps']} repetitions; in each repetition the cases run one after the "
+      "other (interleaved), each as a whole process, with the trace in the page cache. Peak RSS is the "
+      "process's ru_maxrss (os.wait4). Other work shared the machine, so timings are noisy: the per-rep values "
+      "are listed. Raw figures: `benchmarks/data/results.json`.")
+    a("")
+    la = res.get("load_1min") or [0.0]
+    a(f"1-minute load average when each case started: {min(la):.1f} to {max(la):.1f} (median {med(la):.1f}) on "
+      f"{m['cores']} cores -- other test suites were running, so absolute times are inflated and noisy; "
+      "the ratios compare cases that ran side by side.")
+    a("")
+    a("Reproduce: `.venv/bin/python benchmarks/run_benchmarks.py` (add `--quick` for a ~100 MB try-out).")
+    a("")
+    a("## Machine and versions")
+    a("")
+    a(f"- CPU: {m['cpu']}, {m['cores']} cores; memory {m['mem_gb']:.1f} GiB; Linux {m['kernel']}; "
+      f"load average at start {', '.join(f'{x:.2f}' for x in m['load_at_start'])}")
+    a(f"- Python {m['python']}, tracekit {m['tracekit']} ({m['git']}), polars {m['polars']}, duckdb {m['duckdb']}, "
+      f"pyarrow {m['pyarrow']}, pandas {m['pandas']}")
+    a(f"- {m['gawk']}; {m['mawk']}; {m['ns']}")
+    a("")
+    a("## Traces")
+    a("")
+    a("| trace | size | lines | generated by |")
+    a("|---|---|---|---|")
+    for t in res["traces"]:
+        a(f"| `{t['name']}` | {fmt_mb(t['bytes'])} | {t['lines']:,} | `ns benchmarks/bigtrace.tcl {t['dur']} OUT` |")
+    a("")
+
+    a("## Targets")
+    a("")
+    a("Ratios: of the medians (this decides \"met\"), the median of the per-repetition ratios (the two ran side "
+      "by side, the least noisy figure here) and of the median CPU times (user + system).")
+    a("")
+    a("| target | measured | ratio | met |")
+    a("|---|---|---|---|")
+    for key, t in res["targets"].items():
+        a(f"| {TARGETS_TEXT[key]} | {t['measured']} | {t['ratio']} | {'yes' if t['met'] else '**no**'} |")
+    a("")
+
+    a("## Figures")
+    a("")
+    a("| what | trace | wall (median) | MB/s | CPU (median, user+sys) | peak RSS | wall of each rep (s) |")
+    a("|---|---|---|---|---|---|---|")
+    for r in res["figures"]:
+        mbs = f"{r['mb'] / r['wall']:,.0f}" if r.get("mb") else ""
+        rss = fmt_mb(r["rss"]) if r.get("rss") else ""
+        a(f"| {r['what']} | {r['trace']} | {fmt_s(r['wall'])} | {mbs} | {fmt_s(r['cpu'])} | {rss} | {reps_of(r['reps'])} |")
+    a("")
+    if res.get("awk_parts"):
+        ap = res["awk_parts"]
+        a("Awk suite, per script (gawk, median s): " + ", ".join(f"{k} {v:.2f}" for k, v in ap.items())
+          + f". tracekit ingest + metrics split (median s): " + ", ".join(f"{k} {v:.2f}" for k, v in res["tk_parts"].items()) + ".")
+        a("")
+    if "awk_check" in res:
+        if res["awk_check"]:
+            a("**The awk suite disagrees with flow_stats:** " + "; ".join(res["awk_check"]))
+        else:
+            a("The awk suite's figures (throughput, mean delay, jitter, sent/received/PDR, drops per flow) equal "
+              "`flow_stats` on the same trace (relative difference < 1e-6), so both sides compute the same thing.")
+        a("")
+    if res.get("loads"):
+        a("Dataframe loads: " + "; ".join(f"{k}: {v}" for k, v in res["loads"].items()) + ".")
+        a("")
+
+    if res.get("sweep"):
+        s = res["sweep"]
+        a("## Sweep")
+        a("")
+        a(f"`{SWEEP_SCENARIO}` with `--grid {' --grid '.join(SWEEP_GRID)} "
+          f"--set duration={SWEEP_FIXED['duration']} --seeds 1` ({s['n']} simulations), run through "
+          "`tracekit.sweep.run_sims` in a fresh process and a fresh store each time (whole process timed: "
+          "interpreter start-up, imports, ns-2, ingest of the three traces per simulation with the raw traces kept).")
+        a("")
+        a("| jobs | wall (median) | runs/min | CPU (process + ns-2 children) | sum of per-sim time | of which ns-2 | outside ns-2 (of per-sim time) | outside ns-2 (of wall x jobs) | wall of each rep (s) |")
+        a("|---|---|---|---|---|---|---|---|---|")
+        for j in ("1", "2"):
+            if j in s["jobs"]:
+                x = s["jobs"][j]
+                a(f"| {j} | {fmt_s(x['wall'])} | {x['rpm']:.1f} | {fmt_s(x['cpu'])} | {x['sim_s']:.1f} s | {x['ns_s']:.1f} s | "
+                  f"{100 * x['outside_sim']:.0f} % | {100 * x['outside_wall']:.0f} % | {reps_of(x['reps'])} |")
+        a("")
+        if res.get("ns_only"):
+            no = res["ns_only"]
+            w1, w2 = med([r["wall"] for r in no["1"]]), med([r["wall"] for r in no["2"]])
+            s["ns_only_scaling"] = w1 / w2
+            a(f"Control, interleaved with the sweeps: the same {s['n']} simulations with ns-2 alone (no ingest, "
+              f"no store): -j 1 {fmt_s(w1)} ({reps_of([r['wall'] for r in no['1']])}), -j 2 {fmt_s(w2)} "
+              f"({reps_of([r['wall'] for r in no['2']])}): -j 2 gives {w1 / w2:.2f} x the runs per minute of -j 1 "
+              "with nothing of tracekit in the way -- the most this machine offered at the time.")
+            a("")
+        a("Per-sim time is SimResult.seconds (ns-2 + ingest + staging); ns-2 is SimResult.ns_seconds. "
+          "\"of wall x jobs\" charges start-up and scheduling too: 1 - sum(ns_seconds) / (wall x jobs).")
+        a("")
+
+    p = res.get("profiles", {})
+    if p:
+        a("## Profiles")
+        a("")
+    if "stages" in p:
+        st = p["stages"]
+        a(f"### `tracekit ingest`: one {st['chunk_bytes'] / 2**20:.0f} MiB chunk, stage by stage")
+        a("")
+        a(f"Each stage alone, single call, median of 5, on a chunk from the {res['traces'][0]['name']} trace "
+          f"(polars thread pool: {st['polars_threads']}). ms per chunk, and the share of the in-line stages "
+          "(the bracketed ones only run with that input or option).")
+        a("")
+        ch = st["chunks"]
+        a("| stage | " + " | ".join(f"{c['where']}: ms | share" for c in ch) + " |")
+        a("|---|" + "---|---|" * len(ch))
+        names = list(ch[0]["stages"])
+        inline = [n for n in names if not n.startswith("[")]
+        tot = [sum(c["stages"][n] for n in inline) for c in ch]
+        for n in names:
+            cells = []
+            for c, T in zip(ch, tot):
+                v = c["stages"][n]
+                cells.append(f"{v * 1000:.1f} | {'' if n.startswith('[') else f'{100 * v / T:.0f} %'}")
+            a(f"| {n} | " + " | ".join(cells) + " |")
+        a("| **sum of in-line stages** | " + " | ".join(f"**{T * 1000:.0f}** | 100 %" for T in tot) + " |")
+        a("")
+        a("Chunks: " + "; ".join(f"{c['where']}: {c['lines']:,} lines, {c['bytes'] / 2**20:.1f} MiB -> {c['parquet_bytes'] / 2**20:.2f} MiB Parquet" for c in ch) + ".")
+        main_tr = res["traces"][0]
+        per_chunk = statistics.mean(tot)
+        n_chunks = main_tr["bytes"] / st["chunk_bytes"]
+        a(f"At the mean of {per_chunk * 1000:.0f} ms per chunk, the {n_chunks:.0f} chunks of {main_tr['name']} cost "
+          f"{per_chunk * n_chunks:.1f} s run one after the other; the measured ingest took {st['ingest_wall']:.1f} s "
+          f"(one gawk pass: {st['gawk_wall']:.1f} s) -- the writer thread overlaps write_parquet with parsing.")
+        a("")
+    if "pyspy" in p:
+        ps = p["pyspy"]
+        if "error" in ps:
+            a(f"py-spy: {ps['error']}")
+        else:
+            a(f"### `tracekit ingest` under py-spy ({res['traces'][0]['name']}, Python threads, {ps['rate']} Hz, idle samples included)")
+            a("")
+            a(f"{ps['samples']:,} samples over {ps['wall']:.1f} s of wall time. Idle samples are included because "
+              "polars and pyarrow run their work on native threads while the calling Python thread waits: a "
+              "sample in `read_fields` is wall time spent in read_csv, whoever does the work. Seconds = samples / rate "
+              "(per thread, so the two threads add up to about twice the wall time).")
+            a("")
+            a("| thread | stage | samples | s | share of thread |")
+            a("|---|---|---|---|---|")
+            for th, stages in sorted(ps["by_thread"].items()):
+                tt = sum(stages.values())
+                for stg, n in sorted(stages.items(), key=lambda kv: -kv[1]):
+                    if n / tt >= 0.005:
+                        a(f"| {th} | {stg} | {n:,} | {n / ps['rate']:.1f} | {100 * n / tt:.0f} % |")
+            a("")
+            a("Hottest leaf frames: " + "; ".join(f"`{f}` {n:,}" for f, n in ps["top_leaf"][:8]) + ".")
+            a("")
+    if "startup" in p:
+        su = p["startup"]
+        ip = su["in_process"]
+        a("### `tracekit sql` start-up")
+        a("")
+        a(f"`tracekit sql \"SELECT 1\"` whole process: {fmt_s(res['sql_select1'])} (median). Bare `python -c pass`: "
+          f"{fmt_s(su['python_bare_s'])}. `python -X importtime` counts {su['imports_total_s']:.2f} s of imports "
+          f"(polars imported: {'yes' if su['polars_imported'] else 'no'}; pyarrow: {'yes' if su['pyarrow_imported'] else 'no'}).")
+        a("")
+        a("Whole-process `python -c \"import X\"` (median of 3, includes the bare interpreter): "
+          + ", ".join(f"{k} {fmt_s(v)}" for k, v in su["import_alone_s"].items()) + ".")
+        a("")
+        a("Top-level imports by cumulative time (importtime):")
+        a("")
+        a("| module | cumulative |")
+        a("|---|---|")
+        for name, c in su["top_level"][:12]:
+            a(f"| `{name}` | {fmt_s(c)} |")
+        a("")
+        a("Self time summed by top package: " + ", ".join(f"{k} {fmt_s(v)}" for k, v in su["by_package_self"][:10]) + ".")
+        a("")
+        a(f"In one process on the {res['traces'][0]['name']} store (DuckDB threads: {ip.get('duckdb_threads')}): "
+          + ", ".join(f"{k} {fmt_s(v)}" for k, v in ip.items() if isinstance(v, float)) + ".")
+        a("")
+    out.write_text("\n".join(L) + "\n")
+
+
+def compute_targets(res: dict) -> dict:
+    """The issue's targets from the figures. Time ratios are given three ways: of the medians
+    (what decides "met"), the median of the per-repetition ratios (each pair ran side by
+    side, so this is the least noisy on a shared machine) and of the median CPU times."""
+    F = {f["key"]: f for f in res["figures"]}
+    names = [t["name"] for t in res["traces"]]
+    lab0, big = names[0], names[-1]
+
+    def ratios(a: str, b: str) -> str:
+        fa, fb = F[a], F[b]
+        paired = med([x / y for x, y in zip(fa["reps"], fb["reps"])])
+        return f"{fa['wall'] / fb['wall']:.2f} (paired per rep {paired:.2f}; CPU {fa['cpu'] / fb['cpu']:.2f})"
+
+    iv = [(n, F[f"ingest:{n}"]["wall"], F[f"gawk:{n}"]["wall"]) for n in names]
+    targets = {
+        "ingest_vs_gawk": {
+            "measured": "; ".join(f"{n}: ingest {i:.2f} s vs gawk {g:.2f} s" for n, i, g in iv),
+            "ratio": "; ".join(f"{n}: " + ratios(f"ingest:{n}", f"gawk:{n}") for n in names),
+            "met": all(i <= g for _, i, g in iv)},
+    }
+    rss = F[f"ingest:{big}"]["rss"]
+    targets["ingest_rss_large"] = {"measured": f"{big}: peak RSS {fmt_mb(rss)} (max of reps)",
+                                   "ratio": f"{rss / 1e9:.2f} GB / 1 GB", "met": rss <= 1e9}
+    sfs, g0 = F[f"sqlfs:{lab0}"]["wall"], F[f"gawk:{lab0}"]["wall"]
+    targets["sql_vs_gawk"] = {"measured": f"{lab0}: {sfs:.2f} s vs gawk {g0:.2f} s",
+                              "ratio": ratios(f"sqlfs:{lab0}", f"gawk:{lab0}") + ", target 0.5",
+                              "met": sfs <= 0.5 * g0}
+    if res.get("sweep"):
+        j1, j2 = res["sweep"]["jobs"]["1"], res["sweep"]["jobs"]["2"]
+        targets["sweep_outside_ns"] = {
+            "measured": f"-j 1: {100 * j1['outside_wall']:.0f} % of the whole-process wall time "
+                        f"({100 * j1['outside_sim']:.0f} % of the per-simulation time)",
+            "ratio": f"{j1['outside_wall'] / 0.10:.1f} x the 10 % budget", "met": j1["outside_wall"] <= 0.10}
+        paired = med([b["n"] / b["wall"] / (a["n"] / a["wall"]) for a, b in zip(j1["raw"], j2["raw"])])
+        targets["sweep_scaling"] = {"measured": f"-j 1 {j1['rpm']:.1f} runs/min, -j 2 {j2['rpm']:.1f} runs/min",
+                                    "ratio": f"{j2['rpm'] / j1['rpm']:.2f} (paired per rep {paired:.2f}), target 1.8",
+                                    "met": j2["rpm"] >= 1.8 * j1["rpm"]}
+    return targets
+
+
+# --------------------------------------------------------------------------- main
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of every measurement (median reported)")
+    ap.add_argument("--quick", action="store_true", help="one ~100 MB trace (for trying the suite out)")
+    ap.add_argument("--sizes-mb", default=None, help="trace sizes, comma-separated; the first is the main trace (default 400,2000)")
+    ap.add_argument("--data-dir", type=Path, default=HERE / "data", help="traces, scratch stores, results.json")
+    ap.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    ap.add_argument("--sweep-reps", type=int, default=None, help="repetitions of the sweep (default --reps)")
+    ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument("--no-dataframes", action="store_true", help="skip the pandas/polars loads")
+    ap.add_argument("--report-only", action="store_true", help="rewrite --out from <data-dir>/results.json, measuring nothing")
+    a = ap.parse_args()
+    if a.report_only:
+        res = json.loads((a.data_dir / "results.json").read_text())
+        res["targets"] = compute_targets(res)
+        write_report(res, a.out)
+        log(f"wrote {a.out} from {a.data_dir / 'results.json'}")
+        return
+    sizes = [float(s) for s in (a.sizes_mb or ("100" if a.quick else "400,2000")).split(",")]
+    t_start = time.time()
+    data_dir = a.data_dir.resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=data_dir))
+    res: dict = {"reps": a.reps, "machine": machine(), "traces": [], "figures": []}
+    log(f"machine: {res['machine']['cores']} cores, {res['machine']['cpu']}; tracekit {res['machine']['git']}")
+    try:
+        traces = [make_trace(data_dir, s) for s in sizes]
+        for tr in traces:
+            warm(tr)
+            with open(tr, "rb") as f:
+                lines = sum(buf.count(b"\n") for buf in iter(lambda: f.read(1 << 24), b""))
+            res["traces"].append({"name": tr.name, "path": str(tr), "bytes": tr.stat().st_size, "lines": lines,
+                                  "dur": int(tr.stem.split("-")[1].rstrip("s"))})
+        main_tr = traces[0]
+        main_mb = main_tr.stat().st_size / 1e6
+        # the main trace's store, for the sql cases
+        store = data_dir / f"store-{main_tr.stem}"
+        shutil.rmtree(store, ignore_errors=True)
+        log(f"ingesting {main_tr.name} into {store.name} for the sql cases")
+        timed(TK + ["ingest", str(main_tr), "--data", str(store)])
+
+        keep: dict = {}
+        cases: list[tuple[str, str, Path, object]] = []      # (key, label, trace, fn)
+        for i, tr in enumerate(traces):
+            lab = tr.name
+            cases += [(f"gawk:{lab}", "one gawk pass (one flow's throughput)", tr, case_gawk),
+                      (f"mawk:{lab}", "one mawk pass (same program)", tr, case_mawk),
+                      (f"ingest:{lab}", "`tracekit ingest` (fresh store)", tr, case_ingest)]
+            if i == 0:
+                cases += [(f"awksuite:{lab}", "classic awk suite: 5 gawk scripts, one pass each", tr, case_awk_suite),
+                          (f"tkim:{lab}", "`tracekit ingest` + `tracekit metrics` (fresh store)", tr, case_tk_ingest_metrics)]
+                if not a.no_dataframes:
+                    cases += [(f"pandas:{lab}", "pandas `read_csv` (whole trace into memory)", tr, _load_case(PANDAS_LOAD, "pandas")),
+                              (f"polars:{lab}", "polars `read_csv` (whole trace into memory)", tr, _load_case(POLARS_LOAD, "polars"))]
+                cases += [(f"sql1:{lab}", "`tracekit sql \"SELECT 1\"` (start-up alone)", tr, _sql_case("SELECT 1")),
+                          (f"sqlfs:{lab}", "`tracekit sql \"SELECT * FROM flow_stats\"`", tr, _sql_case("SELECT * FROM flow_stats")),
+                          (f"sqlts:{lab}", "`tracekit sql \"SELECT * FROM throughput_series(0.1)\"`", tr,
+                           _sql_case("SELECT * FROM throughput_series(0.1)"))]
+        walls: dict[str, list[float]] = {k: [] for k, *_ in cases}
+        cpus: dict[str, list[float]] = {k: [] for k, *_ in cases}
+        rsss: dict[str, list[int]] = {k: [] for k, *_ in cases}
+        load_avg: list[float] = res.setdefault("load_1min", [])
+        for rep in range(a.reps):
+            for key, label, tr, fn in cases:
+                log(f"rep {rep + 1}/{a.reps}: {key}")
+                load_avg.append(os.getloadavg()[0])
+                w, m, c = fn(trace=tr, scratch=scratch, keep=keep, store=store)
+                walls[key].append(w)
+                cpus[key].append(c)
+                rsss[key].append(m)
+                log(f"    {w:.2f} s wall, {c:.2f} s CPU, {m / 1e6:.0f} MB")
+        for key, label, tr, fn in cases:
+            res["figures"].append({"key": key, "what": label, "trace": tr.name, "wall": med(walls[key]), "reps": walls[key],
+                                   "rss": max(rsss[key]), "mb": tr.stat().st_size / 1e6,
+                                   "cpu": med(cpus[key]), "cpu_reps": cpus[key]})
+        F = {f["key"]: f for f in res["figures"]}
+        lab0 = main_tr.name
+        if keep.get("awk_parts"):
+            res["awk_parts"] = {k: med([p[k] for p in keep["awk_parts"]]) for k in AWK_SUITE}
+            res["tk_parts"] = {k: med([p[k] for p in keep["tk_parts"]]) for k in ("ingest", "metrics")}
+            res["awk_check"] = check_awk(keep["awk_out"], store)
+        loads = {}
+        for tag in ("pandas", "polars"):
+            if f"{tag}_rows" in keep:
+                n, size = keep[f"{tag}_rows"][:2]
+                loads[tag] = f"{int(n):,} rows, {int(float(size)) / 1e6:,.0f} MB of frame"
+        res["loads"] = loads
+        res["sql_select1"] = F[f"sql1:{lab0}"]["wall"]
+
+        # ---- sweep
+        if not a.no_sweep:
+            sreps = a.sweep_reps or a.reps
+            runs: dict[str, list[dict]] = {"1": [], "2": []}
+            for rep in range(sreps):
+                for j in (1, 2):
+                    log(f"sweep rep {rep + 1}/{sreps}: -j {j}")
+                    load_avg.append(os.getloadavg()[0])
+                    r = run_sweep(j, scratch)
+                    runs[str(j)].append(r)
+                    res.setdefault("sweep_load", []).append(load_avg[-1])
+                    log(f"    {r['wall']:.1f} s, {r['n']} runs, ns {r['ns_s']:.1f} s of per-sim {r['sim_s']:.1f} s")
+                for j in (1, 2):
+                    log(f"ns-2-only control rep {rep + 1}/{sreps}: -j {j}")
+                    r = run_ns_only(j, scratch)
+                    res.setdefault("ns_only", {}).setdefault(str(j), []).append(r)
+                    log(f"    {r['wall']:.1f} s")
+            sw = {"n": runs["1"][0]["n"], "jobs": {}, "load": res.get("sweep_load", [])}
+            for j, rs in runs.items():
+                wall = med([r["wall"] for r in rs])
+                sw["jobs"][j] = {
+                    "wall": wall, "reps": [r["wall"] for r in rs], "rpm": rs[0]["n"] / wall * 60,
+                    "sim_s": med([r["sim_s"] for r in rs]), "ns_s": med([r["ns_s"] for r in rs]),
+                    "outside_sim": med([1 - r["ns_s"] / r["sim_s"] for r in rs]),
+                    "outside_wall": med([1 - r["ns_s"] / (r["wall"] * int(j)) for r in rs]),
+                    "cpu": med([r["cpu"] for r in rs]),
+                    "raw": rs,
+                }
+            res["sweep"] = sw
+
+        # ---- targets
+        res["targets"] = compute_targets(res)
+
+        # ---- profiles
+        if not a.no_profile:
+            prof = {}
+            log("profile: per-stage timings of one chunk")
+            st = subprocess.run([PY, "-c", STAGES_CODE, str(main_tr), "5"], capture_output=True, text=True, cwd=str(REPO))
+            if st.returncode == 0:
+                prof["stages"] = json.loads(st.stdout)
+                prof["stages"]["ingest_wall"] = F[f"ingest:{lab0}"]["wall"]
+                prof["stages"]["gawk_wall"] = F[f"gawk:{lab0}"]["wall"]
+            else:
+                log(f"stage profile failed: {st.stderr[-800:]}")
+            for name, fn in (("pyspy", lambda: profile_ingest_pyspy(main_tr, scratch)),
+                             ("startup", lambda: profile_startup(store))):
+                log(f"profile: {name}")
+                try:
+                    prof[name] = fn()
+                except Exception as e:       # a profile failing must not lose the figures
+                    log(f"profile {name} failed: {e!r}")
+            res["profiles"] = prof
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    res["finished"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    res["elapsed_min"] = (time.time() - t_start) / 60
+    (data_dir / "results.json").write_text(json.dumps(res, indent=1, default=str))
+    write_report(res, a.out)
+    log(f"wrote {a.out} and {data_dir / 'results.json'}")
+    for k, t in res["targets"].items():
+        print(f"{'MET ' if t['met'] else 'MISS'}  {TARGETS_TEXT[k]}: {t['measured']} (ratio {t['ratio']})")
+
+
+if __name__ == "__main__":
+    main()
