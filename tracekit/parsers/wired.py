@@ -38,12 +38,12 @@ _OUT = ("line_no", "event", "time", "from_node", "to_node", "ptype", "size", "fl
 
 
 def _addr(col: str, node: str, port: str) -> list[pl.Expr]:
-    """`node.port` into two ints; a hierarchical `0.1.1.0` becomes null (reported as bad)."""
-    flat = pl.col(col).str.count_matches(".", literal=True) == 1
-    parts = pl.col(col).str.split_exact(".", 1)
+    """`node.port` into two ints. A hierarchical `0.1.1.0` splits into `0` and `1.1.0`,
+    whose port does not cast: null, so the line is reported as bad."""
+    parts = pl.col(col).str.splitn(".", 2)
     return [
-        pl.when(flat).then(parts.struct.field("field_0").cast(pl.Int32, strict=False)).alias(node),
-        pl.when(flat).then(parts.struct.field("field_1").cast(pl.Int32, strict=False)).alias(port),
+        parts.struct.field("field_0").cast(pl.Int32, strict=False).alias(node),
+        parts.struct.field("field_1").cast(pl.Int32, strict=False).alias(port),
     ]
 
 
@@ -108,7 +108,8 @@ class WiredParser(Parser):
             tables=tables,
             bad_offsets=bad_offsets,
             bad_count=bad.height + len(bad_v),
-            comments=comment_lines(data, first_line_no),
+            # a '#' line reads as an event starting with '#'; scan the raw text only then
+            comments=comment_lines(data, first_line_no) if df.select(ev.str.starts_with("#").any()).item() else [],
         )
 
     def explain(self, line: str) -> str:
