@@ -1,0 +1,101 @@
+"""tracekit's comparison dashboard: which variant does better here, by how much, and how
+sure are we. Run it with `tracekit dashboard [--data DIR]` (or `streamlit run app.py --
+--data DIR`). The sidebar selects runs and flows; each page in tk_pages/ reads the
+selection and shows the sql/ views' numbers for it."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # the pages and helpers beside this file
+    sys.path.insert(0, str(HERE))
+
+import streamlit as st  # noqa: E402
+
+import dash_data as dd  # noqa: E402
+import dash_ui as ui  # noqa: E402
+
+st.set_page_config(page_title="tracekit", page_icon=":material/network_check:", layout="wide")
+
+PAGES = [
+    st.Page(str(HERE / "tk_pages" / "overview.py"), title="Overview", icon=":material/table_view:", default=True),
+    st.Page(str(HERE / "tk_pages" / "compare.py"), title="Compare", icon=":material/bar_chart:"),
+    st.Page(str(HERE / "tk_pages" / "sweep.py"), title="Sweep", icon=":material/show_chart:"),
+    st.Page(str(HERE / "tk_pages" / "timeseries.py"), title="Time series", icon=":material/timeline:"),
+    st.Page(str(HERE / "tk_pages" / "fairness.py"), title="Fairness", icon=":material/balance:"),
+    st.Page(str(HERE / "tk_pages" / "throughput_delay.py"), title="Throughput vs delay", icon=":material/scatter_plot:"),
+    st.Page(str(HERE / "tk_pages" / "sql.py"), title="SQL", icon=":material/terminal:"),
+]
+
+
+def _status() -> dd.StoreStatus:
+    """The store state this session works on: pinned at the first visit, so a running sweep
+    does not recompute every page on every click; the sidebar offers to load new runs."""
+    current = dd.store_status(dd.resolve_data_dir())
+    pinned = st.session_state.get("tk_status")
+    if pinned is None or pinned.data_dir != current.data_dir or pinned.empty or current.problem:
+        pinned = st.session_state["tk_status"] = current
+    elif pinned.run_ids != current.run_ids:
+        n_new = len(set(current.run_ids) - set(pinned.run_ids))
+        n_gone = len(set(pinned.run_ids) - set(current.run_ids))
+        what = ", ".join(x for x in (f"{n_new} new" if n_new else "", f"{n_gone} removed" if n_gone else "") if x)
+        if st.sidebar.button(f"Load the store's changes ({what} runs)", key="reload", type="primary"):
+            pinned = st.session_state["tk_status"] = current
+    return pinned
+
+
+def _sidebar(status: dd.StoreStatus) -> dd.Selection:
+    sb = st.sidebar
+    with st.spinner(f"Computing flow_stats, fairness and replication_stats for {len(status.run_ids)} runs "
+                    "(once per store state)..."):
+        runs = dd.runs_frame(str(status.data_dir), status.state)
+        dd.flow_stats_frame(str(status.data_dir), status.state)
+    wired = runs[runs["trace_kind"] == "wired"]
+    sb.caption(f"Store `{status.data_dir}`: {len(runs)} runs, {len(wired)} packet traces")
+
+    counts = wired["scenario"].fillna("(no scenario)").value_counts()
+    scen_opts = sorted(counts.index, key=lambda s: (-counts[s], s))
+    if not scen_opts:
+        scen_opts = ["(no scenario)"]
+    scen = sb.selectbox("Scenario", scen_opts, key="scenario",
+                        format_func=lambda s: f"{s} ({counts.get(s, 0)} runs)")
+    scenario = None if scen == "(no scenario)" else scen
+
+    names, tcp = dd.flow_names(status, scenario)
+    chosen = sb.multiselect("Variants (flow names)", names, default=tcp or names, key=f"names-{scen}",
+                            help="Flow names from flow_labels: the TCP variant of each flow, or CBR.")
+    sub = wired[(wired["scenario"] == scenario) if scenario is not None else wired["scenario"].isna()]
+    queues_all = dd.natural_sorted(sub["queue_type"])
+    queues = queues_all
+    if len(queues_all) > 1:
+        queues = sb.multiselect("Queue type", queues_all, default=queues_all, key=f"queues-{scen}")
+    params = dd.scenario_params(runs, scenario)
+    chosen_params: dict[str, list[str]] = {}
+    fixed = []
+    for k in params:
+        vals = dd.natural_sorted(sub[k])
+        if k in ("variant", "queue") or len(vals) <= 1:
+            if len(vals) == 1:
+                fixed.append(f"{k}={vals[0]}")
+            continue
+        chosen_params[k] = sb.multiselect(k, vals, default=vals, key=f"param-{scen}-{k}")
+    seeds = sorted(int(s) for s in sub["seed"].dropna().unique())
+    seed_opt = sb.selectbox("Seeds", ["all"] + seeds, key=f"seed-{scen}",
+                            format_func=lambda s: f"all ({len(seeds)}): 95% CIs across seeds" if s == "all" else f"seed {s} only")
+    seed = None if seed_opt == "all" else int(seed_opt)
+    if fixed:
+        with sb.expander(f"Fixed parameters ({len(fixed)})"):
+            st.caption(", ".join(fixed))
+    sb.segmented_control("Chart image format", list(ui.IMAGE_FORMATS), default="PNG", key="image_format",
+                         help="What the camera button of every chart's toolbar saves.")
+    return dd.select(status, scenario, chosen, queues, chosen_params, seed)
+
+
+status = _status()
+nav = st.navigation(PAGES)
+if status.empty or status.problem:
+    ui.empty_store(status)
+    st.stop()
+st.session_state["tk_selection"] = _sidebar(status)
+nav.run()

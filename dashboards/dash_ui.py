@@ -1,0 +1,105 @@
+"""Display helpers shared by the pages: every chart through `chart` (plotly, image download
+in the format chosen in the sidebar), every table through `table` (sortable, CSV)."""
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+from dash_data import METRICS, Selection, natural_sorted
+
+IMAGE_FORMATS = {"PNG": "png", "SVG": "svg"}
+# plotly's qualitative palette, fixed per flow name so a variant keeps its colour on every page
+PALETTE = ["#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692",
+           "#B6E880", "#FF97FF", "#FECB52"]
+# explicit colours: Streamlit's theme would otherwise give neighbouring traces near-identical shades
+px.defaults.color_discrete_sequence = PALETTE
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:80] or "chart"
+
+
+def colour_map(names) -> dict[str, str]:
+    return {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(natural_sorted(names))}
+
+
+def chart(fig: go.Figure, name: str, *, key: str | None = None, height: int | None = None) -> None:
+    """A plotly chart whose modebar camera saves `name`.png or .svg (sidebar choice)."""
+    fmt = IMAGE_FORMATS.get(st.session_state.get("image_format") or "PNG", "png")
+    fig.update_layout(margin=dict(l=10, r=10, t=50, b=10), legend_title_text=fig.layout.legend.title.text)
+    if height:
+        fig.update_layout(height=height)
+    opts = {"format": fmt, "filename": slug(name)}
+    if fmt == "png":
+        opts["scale"] = 2
+    st.plotly_chart(fig, config={"displaylogo": False, "toImageButtonOptions": opts,
+                                 "displayModeBar": True},
+                    key=key or f"chart-{slug(name)}")
+
+
+def table(df: pd.DataFrame, name: str, *, key: str | None = None, **kw) -> None:
+    """A sortable table and a CSV download of exactly what it shows."""
+    st.dataframe(df, hide_index=True, key=key, **kw)
+    st.download_button(f"Download {name}.csv", data=lambda: df.to_csv(index=False).encode(),
+                       file_name=f"{slug(name)}.csv", mime="text/csv", key=f"csv-{key or slug(name)}",
+                       icon=":material/download:")
+
+
+def fmt_value(metric: str, v) -> str:
+    if v is None or pd.isna(v):
+        return "–"
+    if metric in ("pdr", "drop_rate", "jain_index"):
+        return f"{v:.4f}"
+    return f"{v:,.1f}"
+
+
+def empty_store(status) -> None:
+    """What to type to fill a missing or empty store."""
+    d = status.data_dir
+    st.title("tracekit: no runs yet")
+    if status.problem:
+        st.warning(status.problem)
+    else:
+        st.info(f"The store `{d}` {'holds no runs yet' if (d / 'tracekit-store.json').exists() else 'does not exist yet'}. "
+                "Fill it with any of these, then reload this page.")
+    st.markdown("**Run one bundled ns-2 scenario** (`tracekit scenarios` lists them and their parameters):")
+    st.code(f"tracekit run cbr-variants --set variant=Vegas --set cbr_rate_mbps=5 --seed 1 --data {d}", language="bash")
+    st.markdown("**Sweep a grid** of parameters and seeds, in parallel (what the Compare and Sweep pages are for):")
+    st.code(f"tracekit sweep cbr-variants --grid variant=Tahoe,Reno,Newreno,Vegas \\\n"
+            f"    --grid cbr_rate_mbps=1,3,5,7,9 --seeds 1-3 --set duration=5 -j 2 --data {d}\n"
+            f"tracekit sweep reno-vs-vegas --grid queue=DropTail,RED --seeds 1-3 --data {d}\n"
+            f"tracekit sweep --experiment cbr-exp2 --data {d}", language="bash")
+    st.markdown("**Ingest traces you already have** (wired packet traces, `cwnd_` traces, queue monitors):")
+    st.code(f"tracekit ingest out.tr cwnd.tr queue.tr --label variant=Reno --flow-label 1=Reno --data {d}",
+            language="bash")
+    st.caption("Then start this dashboard again, or just reload the page: "
+               f"`tracekit dashboard --data {d}`")
+
+
+def pin_params(sel: Selection, keep: tuple[str, ...], page: str) -> dict[str, str]:
+    """For each parameter that varies among the selected runs but is not shown on an axis
+    (keep), a selectbox fixing it to one value; returns {param: value}."""
+    pinned = {}
+    others = [k for k in sel.varying if k not in keep]
+    if not others:
+        return pinned
+    cols = st.columns(min(len(others), 4))
+    for i, k in enumerate(others):
+        vals = natural_sorted(sel.wired[k])
+        pinned[k] = cols[i % len(cols)].selectbox(f"at {k}", vals, key=f"{page}-pin-{k}")
+    return pinned
+
+
+def apply_pins(df: pd.DataFrame, pinned: dict[str, str]) -> pd.DataFrame:
+    for k, v in pinned.items():
+        if k in df.columns:
+            df = df[df[k] == v]
+    return df
+
+
+def metric_axis(metric: str) -> str:
+    return METRICS[metric].axis

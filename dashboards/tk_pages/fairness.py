@@ -1,0 +1,68 @@
+"""Fairness: per pairing of variants, each flow's throughput and Jain's index against the
+swept parameter, with 95% confidence intervals across seeds (replication_stats)."""
+import plotly.express as px
+import streamlit as st
+
+import dash_data as dd
+import dash_ui as ui
+
+sel: dd.Selection = st.session_state["tk_selection"]
+st.title("Fairness")
+if sel.wired.empty:
+    st.info("No runs match the sidebar's filters.")
+    st.stop()
+
+numeric = [k for k in sel.varying if k not in ("variant", "queue", "pair") and dd.as_number(sel.wired[k]) is not None]
+xk = None
+if numeric:
+    default_x = "cbr_rate_mbps" if "cbr_rate_mbps" in numeric else numeric[0]
+    xk = st.selectbox("Swept parameter (x axis)", numeric, index=numeric.index(default_x), key="fair-x")
+pinned = ui.pin_params(sel, keep=tuple(k for k in (xk, "variant", "queue", "pair") if k), page="fair")
+rows, splitters = dd.metric_rows(sel)
+rows = ui.apply_pins(rows, pinned)
+if splitters:
+    st.warning(f"replication_stats splits seeds into separate configurations (labels {', '.join(splitters)}): "
+               "points below are single runs without confidence intervals.")
+rows = rows.rename(columns={"setup": "pairing"})
+rows["x"] = dd.as_number(rows[xk]) if xk else rows["pairing"]
+rows["queue"] = rows["queue_type"].fillna("")
+x_title = dd.param_axis(sel.scenario, xk) if xk else "Pairing"
+facet = "pairing" if rows["pairing"].nunique() > 1 and xk else None
+multi_q = rows["queue"].nunique() > 1
+mode = "markers" if splitters or not xk else "lines+markers"
+
+tp = rows[(rows["metric"] == "throughput_kbps") & rows["mean"].notna()].sort_values(["pairing", "label", "queue", "config_tag", "x"])
+if tp.empty:
+    st.info("No throughput for the selected flows.")
+else:
+    tp = tp.assign(flow=tp["label"] + (" · " + tp["queue"] if multi_q else ""))
+    fig = px.line(tp, x="x", y="mean", color="flow", error_y="ci95_half_width", markers=True,
+                  facet_col=facet, facet_col_wrap=2, line_dash="queue" if multi_q else None,
+                  hover_data={"n_runs": True, "config": True},
+                  labels={"x": x_title, "mean": "Throughput (kbit/s)", "flow": "Flow", "pairing": "Pairing",
+                          "ci95_half_width": "95% CI ±", "queue": "Queue"},
+                  title="Each flow's throughput" + (" per pairing" if facet else f": {tp['pairing'].iloc[0]}"))
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    fig.update_traces(mode=mode)
+    ui.chart(fig, "fairness-throughput", key="fair-throughput",
+             height=380 if not facet else 320 * ((tp["pairing"].nunique() + 1) // 2))
+
+jn = rows[(rows["metric"] == "jain_index") & rows["mean"].notna()].sort_values(["pairing", "queue", "config_tag", "x"])
+if jn.empty:
+    st.info("Jain's index needs two or more TCP flows per run; the selected runs have fewer "
+            "(try the cbr-fairness or reno-vs-vegas scenario).")
+else:
+    jn = jn.assign(line=jn["pairing"] + (" · " + jn["queue"] if multi_q else ""))
+    fig = px.line(jn, x="x", y="mean", color="line", error_y="ci95_half_width", markers=True,
+                  hover_data={"n_runs": True, "config": True},
+                  labels={"x": x_title, "mean": "Jain's fairness index (0 to 1)", "line": "Pairing",
+                          "ci95_half_width": "95% CI ±"},
+                  title="Jain's fairness index of the TCP flows")
+    fig.update_yaxes(range=[0, 1.05])
+    fig.update_traces(mode=mode)
+    ui.chart(fig, "fairness-jain", key="fair-jain", height=380)
+
+cols = ["pairing", "label", "queue", "x", "metric", "mean", "ci95_half_width", "n_runs", "seeds", "config"]
+show = rows[rows["metric"].isin(["throughput_kbps", "jain_index"]) & rows["mean"].notna()][cols].rename(
+    columns={"label": "flow", "x": xk or "x"})
+ui.table(show, "fairness", key="fair-table")

@@ -1,0 +1,327 @@
+"""The Streamlit dashboard, page by page, with Streamlit's AppTest on a store of real ns-2
+runs: every page renders without an exception, and the numbers it shows are the ones the
+views hold, queried here independently with tracekit.query.connect."""
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from tracekit.query import connect  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+APP = REPO / "dashboards" / "app.py"
+NS = shutil.which("ns") or "/usr/bin/ns"
+PAGES = ["overview", "compare", "sweep", "timeseries", "fairness", "throughput_delay", "sql"]
+
+
+def make_store(d: Path) -> Path:
+    """16 short simulations: cbr-variants Reno/Vegas x CBR 3/9 Mb/s, cbr-fairness Reno-Vegas x
+    CBR 3/9, queue-influence DropTail/RED; two seeds each, 2-3 simulated seconds."""
+    if not os.access(NS, os.X_OK):
+        pytest.skip("ns-2 (/usr/bin/ns) is not installed")
+    from tracekit.sweep import plan_sweep, run_sims
+
+    specs = plan_sweep("cbr-variants", [("variant", ["Reno", "Vegas"]), ("cbr_rate_mbps", ["3", "9"])],
+                       [1, 2], {"duration": "2"})
+    specs += plan_sweep("cbr-fairness", [("pair", ["Reno-Vegas"]), ("cbr_rate_mbps", ["3", "9"])],
+                        [1, 2], {"duration": "2"})
+    specs += plan_sweep("queue-influence", [("queue", ["DropTail", "RED"])], [1, 2],
+                        {"duration": "3", "cbr_start": "1", "cbr_stop": "2"})
+    results = run_sims(specs, d, jobs=2)
+    assert [r.status for r in results] == ["done"] * len(specs), [r.error for r in results if r.error]
+    return d
+
+
+@pytest.fixture(scope="session")
+def dash_store(tmp_path_factory) -> Path:
+    return make_store(tmp_path_factory.mktemp("dash") / "store")
+
+
+@pytest.fixture(scope="session")
+def con(dash_store):
+    c = connect(dash_store)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def app(dash_store, monkeypatch):
+    """The app on page `name`, after the sidebar's `scenario` choice."""
+    monkeypatch.setenv("TRACEKIT_DATA", str(dash_store))
+
+    def open_page(name: str = "overview", scenario: str | None = None) -> AppTest:
+        at = AppTest.from_file(str(APP), default_timeout=180).run()
+        assert not at.exception, at.exception[0].message
+        if scenario:
+            at.sidebar.selectbox(key="scenario").set_value(scenario).run()
+        if name != "overview":
+            at.switch_page(f"tk_pages/{name}.py").run()
+        assert not at.exception, "\n".join(e.message + "\n" + "\n".join(e.stack_trace[-5:]) for e in at.exception)
+        return at
+
+    return open_page
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [{"spec": json.loads(c.proto.spec), "config": json.loads(c.proto.config)} for c in at.get("plotly_chart")]
+
+
+def frame(at: AppTest, *columns: str):
+    """The page's dataframe that has these columns."""
+    for d in at.dataframe:
+        if set(columns) <= set(d.value.columns):
+            return d.value
+    raise AssertionError(f"no table with columns {columns}: {[list(d.value.columns) for d in at.dataframe]}")
+
+
+def arr(v) -> np.ndarray:
+    """A plotly JSON array: a list or plotly's base64 typed array {'dtype', 'bdata'}."""
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+    return np.asarray(v, dtype=float)
+
+
+def close(a, b) -> bool:
+    if a is None or b is None or (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
+        return (a is None or a != a) and (b is None or b != b)
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_with_charts(app, page):
+    at = app(page)
+    figs = charts(at)
+    assert figs, f"{page}: no plotly chart"
+    for f in figs:
+        layout = f["spec"]["layout"]
+        titled = [layout[k]["title"]["text"] for k in layout if k.startswith(("xaxis", "yaxis"))
+                  and layout[k].get("title", {}).get("text")]
+        assert titled, f"{page}: a chart without axis titles"
+        opts = f["config"]["toImageButtonOptions"]
+        assert opts["format"] == "png" and opts["filename"]
+    assert at.get("download_button"), f"{page}: no CSV download"
+
+
+@pytest.mark.parametrize("scenario", ["cbr-fairness", "queue-influence"])
+@pytest.mark.parametrize("page", PAGES[:-1])
+def test_pages_render_for_other_scenarios_and_one_seed(app, page, scenario):
+    at = app("overview", scenario)
+    at.sidebar.selectbox(key=f"seed-{scenario}").set_value(1).run()
+    at.switch_page(f"tk_pages/{page}.py").run()
+    assert not at.exception, at.exception[0].message
+
+
+def test_overview_shows_flow_stats_with_names(app, con):
+    at = app("overview")
+    shown = frame(at, "run_id", "fid", "name", "throughput_kbps")
+    want = con.sql("SELECT s.* FROM flow_stats s JOIN runs r USING (run_id) "
+                   "WHERE r.scenario = 'cbr-variants' AND s.name IN ('Reno', 'Vegas')").df()
+    assert len(shown) == len(want) == 8
+    merged = shown.merge(want, on=["run_id", "fid"], suffixes=("", "_view"))
+    assert len(merged) == len(want)
+    for col in ("throughput_kbps", "goodput_kbps", "p95_delay_ms", "pdr", "drop_rate", "sent_pkts"):
+        assert all(close(a, b) for a, b in zip(merged[col], merged[f"{col}_view"])), col
+    assert (merged["name"] == merged["name_view"]).all()
+    assert at.metric[0].value == str(con.sql("SELECT count(*) FROM runs").fetchall()[0][0])
+
+
+def test_compare_shows_replication_stats(app, con):
+    at = app("compare")
+    rep = con.sql("SELECT * FROM replication_stats WHERE scenario = 'cbr-variants' "
+                  "AND config LIKE '%cbr_rate_mbps=3.0,%' AND (name IS NULL OR name <> 'CBR')").df()
+    table = frame(at, "flow", "metric", "mean", "ci95_half_width", "n_runs", "config")
+    assert set(table["config"]) == set(rep["config"])   # pinned to the first CBR rate, 3 Mb/s
+    got = table[table["metric"] == "throughput_kbps"].merge(
+        rep[rep["metric"] == "throughput_kbps"], left_on=["config", "flow"], right_on=["config", "name"])
+    assert len(got) == len(rep[(rep["metric"] == "throughput_kbps")]) >= 2
+    assert all(close(a, b) for a, b in zip(got["mean_x"], got["mean_y"]))
+    assert all(close(a, b) for a, b in zip(got["ci95_half_width_x"], got["ci95_half_width_y"]))
+    # the verdict: one st.metric per variant, value = the view's mean
+    tp = rep[(rep["metric"] == "throughput_kbps")]
+    expected = {(n, f"{m:,.1f} kbit/s") for n, m in zip(tp["name"], tp["mean"])}
+    assert {(m.label, m.value) for m in at.metric} <= expected and at.metric
+    # bars: the throughput chart's bar heights and whiskers are those means and half-widths
+    fig = next(f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Throughput"))
+    heights = sorted(float(y) for t in fig["data"] for y in arr(t["y"]))
+    assert np.allclose(heights, sorted(tp["mean"]))
+
+
+def test_sweep_lines_are_replication_means(app, con):
+    at = app("sweep")
+    table = frame(at, "variant", "cbr_rate_mbps", "mean", "ci95_half_width", "config")
+    rep = con.sql("SELECT config, name, mean, ci95_half_width FROM replication_stats "
+                  "WHERE scenario = 'cbr-variants' AND metric = 'throughput_kbps' AND name <> 'CBR'").df()
+    got = table.merge(rep, left_on=["config", "variant"], right_on=["config", "name"])
+    assert len(got) == len(rep) == len(table) >= 4
+    assert all(close(a, b) for a, b in zip(got["mean_x"], got["mean_y"]))
+    fig = charts(at)[0]["spec"]
+    assert fig["layout"]["xaxis"]["title"]["text"] == "cbr_rate_mbps (Mb/s)"
+    assert fig["layout"]["yaxis"]["title"]["text"] == "Throughput (kbit/s)"
+    means = [t for t in fig["data"] if t.get("fill") != "toself" and not t["name"].endswith(" (runs)")]
+    plotted = np.concatenate([arr(t["y"]) for t in means])
+    assert np.allclose(sorted(plotted), sorted(rep["mean"]))
+
+
+def test_time_series_are_the_views(app, con):
+    at = app("timeseries")
+    shown = frame(at, "run_id", "shown_as", "sim_id")
+    assert 1 <= len(shown) <= 4
+    figs = {f["spec"]["layout"]["title"]["text"]: f["spec"] for f in charts(at)}
+    tp = next(v for k, v in figs.items() if k.startswith("Throughput per flow"))
+    ids = list(shown["run_id"])
+    series = con.execute("SELECT run_id, fid, kbps FROM throughput_series(0.5) WHERE list_contains(?, run_id) "
+                         "AND name IN ('Reno', 'Vegas') ORDER BY run_id, fid, t", [ids]).df()
+    want = sorted(tuple(g["kbps"]) for _, g in series.groupby(["run_id", "fid"]))
+    got = sorted(tuple(float(v) for v in arr(t["y"])) for t in tp["data"])
+    assert len(got) == len(want) and all(np.allclose(a, b) for a, b in zip(got, want))
+    # cwnd_: the cwnd trace run of the same simulation (sim_id), held to the end of the run
+    cw = next(v for k, v in figs.items() if k.startswith("Congestion window"))
+    tcpvar = con.execute("SELECT r.run_id FROM runs r WHERE r.trace_kind = 'tcpvar' AND r.labels['sim_id'] IN "
+                         "(SELECT labels['sim_id'] FROM runs WHERE list_contains(?, run_id))", [ids]).df()["run_id"]
+    cwnd = con.execute("SELECT value FROM tcp_vars WHERE var = 'cwnd_' AND list_contains(?, run_id)",
+                       [list(tcpvar)]).df()["value"]
+    plotted = np.concatenate([arr(t["y"]) for t in cw["data"]])
+    assert len(plotted) == len(cwnd) + len(cw["data"])   # plus one closing point per flow
+    assert set(np.round(plotted, 6)) == set(np.round(cwnd, 6))
+    assert cw["layout"]["yaxis"]["title"]["text"] == "Congestion window (packets)"
+    q = next(v for k, v in figs.items() if k.startswith("Queue length"))
+    assert sum(len(arr(t["y"])) for t in q["data"]) == con.execute(
+        "SELECT count(*) FROM queue_samples WHERE run_id IN (SELECT run_id FROM runs WHERE trace_kind = "
+        "'queue_monitor' AND labels['sim_id'] IN (SELECT labels['sim_id'] FROM runs WHERE list_contains(?, run_id)))",
+        [ids]).fetchall()[0][0]
+
+
+def test_time_series_bin_width(app, con):
+    at = app("timeseries")
+    at.select_slider(key="ts-bin").set_value(1.0).run()
+    assert not at.exception
+    ids = list(frame(at, "run_id", "shown_as")["run_id"])
+    tp = next(f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Throughput per flow (1 s"))
+    n = con.execute("SELECT count(*) FROM throughput_series(1.0) WHERE list_contains(?, run_id) "
+                    "AND name IN ('Reno', 'Vegas')", [ids]).fetchall()[0][0]
+    assert sum(len(arr(t["y"])) for t in tp["data"]) == n
+
+
+def test_fairness_shows_jain_and_throughput(app, con):
+    at = app("fairness", "cbr-fairness")
+    table = frame(at, "pairing", "flow", "metric", "mean", "ci95_half_width", "config")
+    rep = con.sql("SELECT config, name, fid, metric, mean, ci95_half_width FROM replication_stats "
+                  "WHERE scenario = 'cbr-fairness' AND metric IN ('jain_index', 'throughput_kbps') "
+                  "AND (name IS NULL OR name IN ('Reno', 'Vegas')) AND mean IS NOT NULL").df()
+    assert len(table) == len(rep) >= 6
+    jain = table[table["metric"] == "jain_index"].merge(rep[rep["metric"] == "jain_index"], on="config")
+    assert len(jain) == len(rep[rep["metric"] == "jain_index"]) >= 2
+    assert all(close(a, b) for a, b in zip(jain["mean_x"], jain["mean_y"]))
+    assert set(table["pairing"]) == {"Reno-Vegas"}
+    titles = [f["spec"]["layout"]["title"]["text"] for f in charts(at)]
+    assert any("Jain" in t for t in titles) and any("throughput" in t for t in titles)
+
+
+def test_throughput_delay_points_and_means(app, con):
+    at = app("throughput_delay")
+    means = frame(at, "variant", "flows", "mean_throughput_kbps", "mean_p95_delay_ms")
+    want = con.sql("SELECT s.name, count(*) AS n, avg(s.throughput_kbps) AS tp, avg(s.p95_delay_ms) AS d "
+                   "FROM flow_stats s JOIN runs r USING (run_id) WHERE r.scenario = 'cbr-variants' "
+                   "AND s.ptype = 'tcp' GROUP BY s.name ORDER BY s.name").df()
+    got = means.merge(want, left_on="variant", right_on="name")
+    assert len(got) == len(want) == 2
+    assert (got["flows"] == got["n"]).all()
+    assert all(close(a, b) for a, b in zip(got["mean_throughput_kbps"], got["tp"]))
+    assert all(close(a, b) for a, b in zip(got["mean_p95_delay_ms"], got["d"]))
+    fig = charts(at)[0]["spec"]
+    assert fig["layout"]["xaxis"]["title"]["text"] == "95th percentile delay (ms)"
+    xs = np.concatenate([arr(t["x"]) for t in fig["data"] if not t["name"].endswith(" mean")])
+    pts = con.sql("SELECT p95_delay_ms FROM flow_stats s JOIN runs r USING (run_id) "
+                  "WHERE r.scenario = 'cbr-variants' AND s.ptype = 'tcp'").df()["p95_delay_ms"]
+    assert np.allclose(sorted(xs), sorted(pts))
+
+
+def test_sql_page_runs_read_only_queries(app, con, dash_store):
+    at = app("sql")
+    q = "SELECT run_id, fid, throughput_kbps FROM flow_stats ORDER BY run_id, fid"
+    at.text_area(key="sql-text").input(q)
+    at.button[0].click().run()
+    assert not at.exception
+    got = frame(at, "run_id", "fid", "throughput_kbps")
+    want = con.sql(q).df()
+    assert len(got) == len(want) and np.allclose(got["throughput_kbps"], want["throughput_kbps"])
+    assert charts(at), "no quick chart"
+    before = sorted(p.name for p in dash_store.rglob("*"))
+    for bad in ("CREATE TABLE t AS SELECT 1", f"COPY (SELECT 1) TO '{dash_store}/x.csv'",
+                "SELECT * FROM read_csv('/etc/passwd')", "DROP VIEW flow_stats"):
+        at.text_area(key="sql-text").input(bad)
+        at.button[0].click().run()
+        assert not at.exception, bad
+        assert at.error, f"no error shown for {bad!r}"
+    assert sorted(p.name for p in dash_store.rglob("*")) == before
+    # the views are intact afterwards
+    at.text_area(key="sql-text").input("SELECT count(*) AS n FROM flow_stats")
+    at.button[0].click().run()
+    assert frame(at, "n")["n"].iloc[0] == con.sql("SELECT count(*) FROM flow_stats").fetchall()[0][0]
+
+
+def test_svg_download_format(app):
+    at = app("compare")
+    at.sidebar.button_group(key="image_format").set_value("SVG").run()
+    for f in charts(at):
+        assert f["config"]["toImageButtonOptions"]["format"] == "svg"
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty"])
+def test_empty_or_missing_store_explains_how_to_fill_it(tmp_path, monkeypatch, kind):
+    d = tmp_path / "store"
+    if kind == "empty":
+        from tracekit.store import Store
+        Store(d, create=True)
+    monkeypatch.setenv("TRACEKIT_DATA", str(d))
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception
+    for page in PAGES[1:]:
+        at.switch_page(f"tk_pages/{page}.py").run()
+        assert not at.exception
+    code = "\n".join(c.value for c in at.code)
+    assert "tracekit sweep" in code and "tracekit run" in code and "tracekit ingest" in code
+    assert str(d) in code
+
+
+def test_not_a_store_is_a_message(tmp_path, monkeypatch):
+    (tmp_path / "x.txt").write_text("not a store")
+    monkeypatch.setenv("TRACEKIT_DATA", str(tmp_path))
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception
+    assert any("not a tracekit store" in w.value for w in at.warning)
+
+
+def test_launch_command_and_app_path(tmp_path):
+    from tracekit import dashboard
+
+    assert dashboard.app_path() == APP or dashboard.app_path().name == "app.py"
+    cmd = dashboard.command(tmp_path, 8765)
+    assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
+    assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
+    assert cmd[cmd.index("--server.port") + 1] == "8765"
+    assert cmd[cmd.index("--server.headless") + 1] == "true"
+    assert cmd[-2:] == ["--data", str(tmp_path.resolve())]
+    assert 1024 < dashboard.free_port() < 65536
+
+
+def test_dashboard_module_does_not_import_streamlit():
+    out = subprocess.run([sys.executable, "-c", "import sys, tracekit.dashboard; "
+                          "print(any(m.split('.')[0] in ('streamlit', 'plotly') for m in sys.modules))"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"

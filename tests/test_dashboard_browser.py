@@ -1,0 +1,217 @@
+"""The dashboard end to end in a real browser: `tracekit.dashboard.launch` serves it on a
+free port over a store of real ns-2 runs, headless Chromium (Debian's `chromium`, driven
+by Playwright) opens every page, waits for its plotly charts, checks there is no Streamlit
+exception box, saves a screenshot per page under $TRACEKIT_SCREENSHOTS (default: the
+pytest tmp dir) and prints the time to first render of each page. The modebar camera
+downloads a PNG, and an SVG once the sidebar says so."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+if CHROMIUM is None:
+    pytest.skip("Chromium is not installed (Debian: apt-get install chromium)", allow_module_level=True)
+playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed "
+                                                                    "(pip install playwright; no browser download needed)")
+
+from test_dashboard import make_store  # noqa: E402  (same fixture store as the AppTest tests)
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# url path, page title, how many plotly charts it shows on the fixture store's default scenario
+PAGES = [("", "Overview", 1), ("compare", "Compare variants", 5), ("sweep", "Sweep", 1),
+         ("timeseries", "Time series", 3), ("fairness", "Fairness", 1),
+         ("throughput_delay", "Throughput vs delay", 1), ("sql", "SQL", 1)]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    store = make_store(tmp_path_factory.mktemp("dash-browser") / "store")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("dash-log") / "streamlit.log"
+    code = f"import sys; from pathlib import Path; from tracekit.dashboard import launch; sys.exit(launch(Path({str(store)!r}), {port}))"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)   # its own process group: launch's streamlit child too
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the dashboard did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:  # the launcher and its Streamlit child: the process group started above
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+        for _ in range(50):
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.2)
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    d = Path(os.environ.get("TRACEKIT_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _settle(page, timeout_ms: int = 120_000) -> None:
+    """Wait until Streamlit has finished running the page script."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]') "
+        "&& document.querySelectorAll('[data-testid=\"stSkeleton\"]').length === 0",
+        timeout=timeout_ms)
+    page.wait_for_timeout(800)
+
+
+def _screenshot(page, path: Path) -> None:
+    """The whole page: Streamlit scrolls inside its main block, so grow the viewport to it."""
+    h = page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]'); "
+                      "return m ? m.scrollHeight : document.body.scrollHeight }")
+    page.set_viewport_size({"width": 1440, "height": max(900, min(int(h) + 40, 8000))})
+    page.wait_for_timeout(600)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": 1440, "height": 900})
+
+
+def test_every_page_in_chromium(server, browser, shots, capsys):
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    timings = {}
+    for path, title, n_charts in PAGES:
+        t0 = time.monotonic()
+        page.goto(f"{server}/{path}")
+        page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+        first = time.monotonic() - t0
+        page.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot').length >= {n_charts}",
+                               timeout=120_000)
+        _settle(page)
+        complete = time.monotonic() - t0
+        timings[title] = {"first_chart_s": round(first, 2), "complete_s": round(complete, 2)}
+        assert page.locator('[data-testid="stException"]').count() == 0, f"{title}: exception box"
+        assert page.locator("h1", has_text=title).count() == 1, f"{title}: heading missing"
+        charts = page.locator(".js-plotly-plot").count()
+        assert charts >= n_charts, f"{title}: {charts} charts, expected {n_charts}"
+        assert page.locator(".js-plotly-plot .main-svg").count() >= charts, f"{title}: a chart did not draw"
+        assert page.locator('.modebar-btn[data-title^="Download plot"]').count() >= charts
+        _screenshot(page, shots / f"{path or 'overview'}.png")
+    # the same pages reached from the sidebar's navigation in one session (data cached)
+    page.goto(server)
+    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+    _settle(page)
+    for path, title, n_charts in PAGES[1:] + PAGES[:1]:
+        t0 = time.monotonic()
+        page.locator('[data-testid="stSidebarNav"] a', has_text=title.split(" variants")[0]).first.click()
+        page.locator("h1", has_text=title).wait_for(timeout=120_000)
+        page.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot').length >= {n_charts}",
+                               timeout=120_000)
+        timings[title]["in_app_first_chart_s"] = round(time.monotonic() - t0, 2)
+        _settle(page)
+        assert page.locator('[data-testid="stException"]').count() == 0, f"{title}: exception box"
+    assert not errors, errors
+    (shots / "timings.json").write_text(json.dumps(timings, indent=2))
+    with capsys.disabled():
+        print(f"\n[dashboard] time to first render per page (screenshots in {shots}):")
+        for title, t in timings.items():
+            print(f"  {title:22s} URL load: first chart {t['first_chart_s']:5.2f} s, all done {t['complete_s']:5.2f} s;"
+                  f"  sidebar link: {t['in_app_first_chart_s']:5.2f} s")
+    page.close()
+
+
+def test_modebar_downloads_png_then_svg(server, browser, tmp_path):
+    page = browser.new_page(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+    page.goto(f"{server}/compare")
+    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+    _settle(page)
+    chart = page.locator(".js-plotly-plot").first
+    chart.hover()
+    with page.expect_download(timeout=60_000) as dl:
+        chart.locator('.modebar-btn[data-title^="Download plot"]').click()
+    assert dl.value.suggested_filename == "compare-throughput_kbps.png"
+    png = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    page.locator('[data-testid="stSidebar"]').get_by_text("SVG", exact=True).click()   # chart image format
+    _settle(page)
+    chart = page.locator(".js-plotly-plot").first
+    chart.hover()
+    with page.expect_download(timeout=60_000) as dl:
+        chart.locator('.modebar-btn[data-title^="Download plot"]').click()
+    assert dl.value.suggested_filename == "compare-throughput_kbps.svg"
+    svg = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(svg)
+    text = svg.read_text()
+    assert text.startswith("<svg") and "Throughput (kbit/s)" in text
+    page.close()
+
+
+def test_sidebar_and_sql_interaction(server, browser, shots):
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{server}/fairness")
+    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+    _settle(page)
+    # pick another scenario in the sidebar: the Jain's index chart appears
+    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+    page.get_by_role("option", name="cbr-fairness", exact=False).click()
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=120_000)
+    _settle(page)
+    assert page.get_by_text("Jain's fairness index of the TCP flows").count() >= 1
+    assert page.locator('[data-testid="stException"]').count() == 0
+    _screenshot(page, shots / "fairness-cbr-fairness.png")
+
+    page.goto(f"{server}/sql")
+    page.wait_for_selector("textarea", timeout=120_000)
+    _settle(page)
+    page.locator("textarea").fill("SELECT name, avg(jain_index) AS j FROM fairness JOIN flow_labels USING (run_id) "
+                                  "GROUP BY name ORDER BY name")
+    page.get_by_role("button", name="Run").click()
+    page.wait_for_function("() => document.body.innerText.includes('rows')", timeout=60_000)
+    _settle(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.locator("textarea").fill("DROP VIEW flow_stats")
+    page.get_by_role("button", name="Run").click()
+    page.wait_for_selector('[data-testid="stAlertContentError"]', timeout=60_000)
+    assert "only queries are allowed" in page.locator('[data-testid="stAlertContentError"]').inner_text()
+    page.close()

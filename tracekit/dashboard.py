@@ -1,0 +1,79 @@
+"""Starting the Streamlit comparison dashboard (the app itself is dashboards/app.py).
+
+`launch` runs Streamlit in a child process bound to 127.0.0.1, so the CLI stays a thin
+wrapper and tests can start the same command line. Nothing here imports Streamlit: the
+app is found as a file, shipped inside the package as tracekit/dashboards/ (like sql/),
+or at the top of a source checkout.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import subprocess
+import sys
+from pathlib import Path
+
+from .errors import TracekitError
+
+
+def app_path() -> Path:
+    """dashboards/app.py: inside the installed package first, else in the source checkout."""
+    here = Path(__file__).resolve().parent
+    for cand in (here / "dashboards" / "app.py", here.parent / "dashboards" / "app.py"):
+        if cand.is_file():
+            return cand
+    raise TracekitError("the dashboard (dashboards/app.py) is missing from this installation")
+
+
+def free_port(start: int = 8501, tries: int = 100) -> int:
+    """The first port from `start` on that nothing listens on at 127.0.0.1."""
+    for port in range(start, start + tries):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise TracekitError(f"no free port in {start}..{start + tries - 1}; pass --port")
+
+
+def command(data_dir: str | os.PathLike, port: int, open_browser: bool = False) -> list[str]:
+    """The argv that serves the dashboard over `data_dir` on 127.0.0.1:`port`."""
+    return [
+        sys.executable, "-m", "streamlit", "run", str(app_path()),
+        "--server.address", "127.0.0.1",
+        "--server.port", str(port),
+        "--server.headless", "false" if open_browser else "true",
+        "--browser.gatherUsageStats", "false",
+        "--", "--data", str(Path(data_dir).resolve()),
+    ]
+
+
+def launch(data_dir: Path, port: int | None = None, open_browser: bool = False) -> int:
+    """Serve the dashboard until interrupted; returns Streamlit's exit code (0 on Ctrl-C).
+    A missing or empty store is not an error: the app shows how to fill it."""
+    port = port or free_port()
+    cmd = command(data_dir, port, open_browser)
+    print(f"tracekit dashboard: http://127.0.0.1:{port}  (store: {Path(data_dir).resolve()}; Ctrl-C stops it)",
+          file=sys.stderr)
+    proc = subprocess.Popen(cmd)
+    old = None
+    if threading.current_thread() is threading.main_thread():  # SIGTERM stops Streamlit too
+        def _stop(signum, frame):
+            raise KeyboardInterrupt
+        old = signal.signal(signal.SIGTERM, _stop)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        return 0
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
