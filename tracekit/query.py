@@ -36,9 +36,26 @@ def _raw_view(con: duckdb.DuckDBPyConnection, store: Store, name: str, schema: p
             "hive_partitioning = true, hive_types = {'run_id': VARCHAR}, union_by_name = true)"
         )
     else:
-        empty = pa.table({"run_id": pa.array([], pa.string()), **{f.name: pa.array([], f.type) for f in schema}})
-        con.register(f"_empty_{name}", empty)
-        con.execute(f"CREATE OR REPLACE VIEW raw_{name} AS SELECT * FROM _empty_{name}")
+        # no file yet: an empty relation of the same columns, in plain SQL (a registered
+        # Arrow table would pull in pandas and be invisible to the connection's cursors)
+        cols = ", ".join(f"CAST(NULL AS {_duck_type(f.type)}) AS {f.name}" for f in schema)
+        con.execute(f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, CAST(NULL AS VARCHAR) AS run_id WHERE false")
+
+
+def _duck_type(t: pa.DataType) -> str:
+    """The DuckDB type of a stored Arrow column type (the few the schema uses)."""
+    if pa.types.is_dictionary(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "VARCHAR"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMPTZ" if t.tz else "TIMESTAMP"
+    if pa.types.is_list(t):
+        return f"{_duck_type(t.value_type)}[]"
+    if pa.types.is_struct(t):
+        return "STRUCT(" + ", ".join(f"{t.field(i).name} {_duck_type(t.field(i).type)}" for i in range(t.num_fields)) + ")"
+    simple = {pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN"}
+    if t in simple:
+        return simple[t]
+    raise TypeError(f"no DuckDB type for {t}")
 
 
 def define_views(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
