@@ -29,16 +29,18 @@ $TK sql "SELECT scenario, count(DISTINCT labels['sim_id']) AS simulations, count
                 sum(n_events) AS rows FROM runs GROUP BY scenario ORDER BY scenario" || exit 1
 
 step "TCP throughput against CBR rate (cbr-variants; mean over seeds, 95% CI half-width)"
-$TK sql "SELECT name AS variant, config, n_runs, round(mean, 1) AS throughput_kbps,
+$TK sql "SELECT CAST(regexp_extract(config, 'cbr_rate_mbps=([^,]+)', 1) AS DOUBLE) AS cbr_mbps,
+                name AS variant, n_runs, round(mean, 1) AS throughput_kbps,
                 round(ci95_half_width, 1) AS ci95_kbps
          FROM replication_stats
          WHERE scenario = 'cbr-variants' AND metric = 'throughput_kbps' AND name <> 'CBR'
-         ORDER BY config, variant" || exit 1
+         ORDER BY cbr_mbps, variant" || exit 1
 
 step "fairness of the TCP pairs (cbr-fairness; Jain's index, mean over seeds)"
-$TK sql "SELECT config, n_runs, round(mean, 4) AS jain_index, round(ci95_half_width, 4) AS ci95
+$TK sql "SELECT regexp_extract(config, 'pair=([^,]+)', 1) AS pair, n_runs,
+                round(mean, 4) AS jain_index, round(ci95_half_width, 4) AS ci95
          FROM replication_stats WHERE scenario = 'cbr-fairness' AND metric = 'jain_index'
-         ORDER BY config" || exit 1
+         ORDER BY pair" || exit 1
 
 if [ "${1:-}" = "--no-dashboard" ]; then
   step "done; start the dashboard with: $TK dashboard"
