@@ -117,8 +117,24 @@ def ingest(
         raise fail("none of the files is an ns-2 trace tracekit can ingest")
 
 
-class _Progress:
-    """A byte-based progress bar on stderr for files that take a while (rich)."""
+class _StderrProgress:
+    """A rich progress display on stderr when it is a terminal; messages print above it."""
+
+    progress = None
+
+    def print(self, msg):
+        if self.progress is not None:
+            self.progress.console.print(msg, markup=False, highlight=False)
+        else:
+            print(msg, file=sys.stderr)
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+
+
+class _Progress(_StderrProgress):
+    """A byte-based progress bar for files that take a while."""
 
     def __init__(self):
         self.progress = None
@@ -148,16 +164,6 @@ class _Progress:
     def done(self, path):
         if self.progress is not None and path in self.tasks:
             self.progress.remove_task(self.tasks.pop(path))
-
-    def print(self, msg):
-        if self.progress is not None:
-            self.progress.console.print(msg, markup=False, highlight=False)
-        else:
-            print(msg, file=sys.stderr)
-
-    def __exit__(self, *exc):
-        if self.progress is not None:
-            self.progress.__exit__(*exc)
 
 
 @app.command()
@@ -402,8 +408,8 @@ def sweep(
         raise typer.Exit(1)
 
 
-class _SweepProgress:
-    """Simulations done / total with an ETA, on stderr (rich); plain lines when not a terminal."""
+class _SweepProgress(_StderrProgress):
+    """Simulations done / total with an ETA; plain lines when stderr is not a terminal."""
 
     def __enter__(self):
         from rich.console import Console
@@ -431,16 +437,6 @@ class _SweepProgress:
             self.progress.advance(self.task)
         elif self.total >= 10 and (self.n % max(1, self.total // 10) == 0 or self.n == self.total):
             print(f"tracekit: {self.n}/{self.total} simulations", file=sys.stderr)
-
-    def print(self, msg):
-        if self.progress is not None:
-            self.progress.console.print(msg, markup=False, highlight=False)
-        else:
-            print(msg, file=sys.stderr)
-
-    def __exit__(self, *exc):
-        if self.progress is not None:
-            self.progress.__exit__(*exc)
 
 
 @app.command()

@@ -172,6 +172,18 @@ def _choice(name, default, choices, help="") -> Param:
     return Param(name, "choice", default, choices=tuple(choices), help=help)
 
 
+# the parameters cbr-variants and cbr-fairness share: the six-node topology of papers 002/004
+_SIX_NODE_COMMON = (
+    _int("cbr_packet_size", 1000, 1, 65000, "bytes", "CBR packet size (not in paper)"),
+    _int("packet_size", 1000, 1, 65000, "bytes", "TCP packetSize_ (payload; ns default)"),
+    _int("window", 20, 1, 1000000, "packets", "TCP window_ (paper 004: 20)"),
+    _int("maxcwnd", 0, 0, 1000000, "packets", "TCP maxcwnd_ (paper 004: 0 = unlimited)"),
+    _float("bandwidth_mbps", 10.0, 0.001, 100000.0, "Mb/s", "every link (paper: 10)"),
+    _float("delay_ms", 10.0, 0.0, 10000.0, "ms", "every link (paper: 10)"),
+    _int("queue_limit", 50, 1, 100000, "packets", "DropTail buffer per link direction (ns default)"),
+    _jitter(),
+)
+
 PAIRS = tuple(f"{a}-{b}" for a in TCP5 for b in TCP5)
 
 PAPER_000 = "000: T Nishitha, 'A Comparative Analysis of TCP Tahoe, Reno, New-Reno, SACK and Vegas in Homogeneous Networks'"
@@ -261,14 +273,7 @@ _SCENARIO_LIST = [
             _choice("cbr_start", "together", ("together", "after_tcp"),
                     help="together: CBR starts with TCP; after_tcp: at cbr_late_start"),
             _float("cbr_late_start", 3.0, 0.0, 100000.0, "s", "CBR start time when cbr_start=after_tcp"),
-            _int("cbr_packet_size", 1000, 1, 65000, "bytes", "CBR packet size (not in paper)"),
-            _int("packet_size", 1000, 1, 65000, "bytes", "TCP packetSize_ (payload; ns default)"),
-            _int("window", 20, 1, 1000000, "packets", "TCP window_ (paper 004: 20)"),
-            _int("maxcwnd", 0, 0, 1000000, "packets", "TCP maxcwnd_ (paper 004: 0 = unlimited)"),
-            _float("bandwidth_mbps", 10.0, 0.001, 100000.0, "Mb/s", "every link (paper: 10)"),
-            _float("delay_ms", 10.0, 0.0, 10000.0, "ms", "every link (paper: 10)"),
-            _int("queue_limit", 50, 1, 100000, "packets", "DropTail buffer per link direction (ns default)"),
-            _jitter(),
+            *_SIX_NODE_COMMON,
         ),
     ),
     Scenario(
@@ -289,14 +294,7 @@ _SCENARIO_LIST = [
             _duration(10.0),
             _choice("pair", "Reno-Reno", PAIRS, help="TCP1-TCP2 variants, e.g. Newreno-Vegas"),
             _float("cbr_rate_mbps", 8.0, 0.001, 100000.0, "Mb/s", "CBR rate (papers: 1..10)"),
-            _int("cbr_packet_size", 1000, 1, 65000, "bytes", "CBR packet size (not in paper)"),
-            _int("packet_size", 1000, 1, 65000, "bytes", "TCP packetSize_ (payload; ns default)"),
-            _int("window", 20, 1, 1000000, "packets", "TCP window_ (paper 004: 20)"),
-            _int("maxcwnd", 0, 0, 1000000, "packets", "TCP maxcwnd_ (paper 004: 0 = unlimited)"),
-            _float("bandwidth_mbps", 10.0, 0.001, 100000.0, "Mb/s", "every link (paper: 10)"),
-            _float("delay_ms", 10.0, 0.0, 10000.0, "ms", "every link (paper: 10)"),
-            _int("queue_limit", 50, 1, 100000, "packets", "DropTail buffer per link direction (ns default)"),
-            _jitter(),
+            *_SIX_NODE_COMMON,
         ),
     ),
     Scenario(
