@@ -174,20 +174,23 @@ def _prefetch(it, depth: int = 2):
     stop = threading.Event()
     done = object()
 
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def pump():
         try:
             for item in it:
-                while not stop.is_set():
-                    try:
-                        q.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not put(item):
                     return
-            q.put(done)
+            put(done)
         except BaseException as e:  # handed to the consumer
-            q.put(e)
+            put(e)
 
     t = threading.Thread(target=pump, name="tracekit-read", daemon=True)
     t.start()
@@ -285,8 +288,9 @@ def ingest_file(
     first_bad: tuple[int, str] | None = None
     raw_total = src.raw_size
     keep = _TraceCopy(staging / "trace.zst") if keep_trace else None
+    chunks = _prefetch(src.chunks(chunk_bytes))
     try:
-        for chunk in _prefetch(src.chunks(chunk_bytes)):
+        for chunk in chunks:
             if keep:
                 keep.write(chunk.data)
             res = parser.parse_chunk(chunk.data, chunk.first_line_no)
@@ -361,6 +365,7 @@ def ingest_file(
             if changed:
                 result.message += f"; labels updated: {', '.join(changed)}"
     except BaseException:
+        chunks.close()          # stops the read-ahead thread before the file is closed
         writers.close()
         if keep:
             keep.close()
