@@ -185,3 +185,17 @@ def test_ingesting_scenario_files_knows_the_simulation(tmp_path):
     assert out.splitlines()[1] == "1,3"
     p = tk("run", "cbr-fairness", "--set", "pair=Vegas-Vegas", "--set", "duration=1", "--seed", "3", data=data)
     assert "already in the store" in p.stdout
+
+
+def test_experiment_seeds_can_be_overridden():
+    from tracekit.scenarios.registry import EXPERIMENTS
+    from tracekit.sweep import plan_experiment
+
+    exp = EXPERIMENTS["reno-vegas"]          # queue DropTail/RED, its own seeds
+    base = plan_experiment("reno-vegas")
+    assert sorted({s.seed for s in base}) == sorted(exp.seeds)
+    assert len(base) == 2 * len(exp.seeds)
+    more = plan_experiment("reno-vegas", [4, 5, 6, 7])
+    assert sorted({s.seed for s in more}) == [4, 5, 6, 7] and len(more) == 2 * 4
+    # the same configurations, only the seeds differ
+    assert {s.params for s in more} == {s.params for s in base}

@@ -352,7 +352,7 @@ def run(
 def sweep(
     scenario: Optional[str] = typer.Argument(None, help="Scenario id (omit with --experiment)."),
     grid: List[str] = typer.Option([], "--grid", "-g", help="KEY=a,b,c or KEY=start:stop:step (stop included); repeatable.", metavar="K=VALUES"),
-    seeds: str = typer.Option("1", "--seeds", help="Seeds: 1-5, or 1,3,7."),
+    seeds: Optional[str] = typer.Option(None, "--seeds", help="Seeds: 1-5, or 1,3,7 [default: 1, or the experiment's seeds]."),
     set_: List[str] = SetOpt,
     experiment: Optional[str] = typer.Option(None, "--experiment", "-e", help="Run a named paper experiment (see tracekit scenarios)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Simulations at once [default: all cores]."),
@@ -373,11 +373,11 @@ def sweep(
     if experiment:
         if scenario or grid or set_:
             raise TracekitError("--experiment takes no scenario, --grid or --set")
-        specs = plan_experiment(experiment)
+        specs = plan_experiment(experiment, parse_seeds(seeds) if seeds else None)
     else:
         if not scenario:
             raise TracekitError("name a scenario (tracekit scenarios lists them) or an --experiment")
-        specs = plan_sweep(scenario, [parse_grid(g) for g in grid], parse_seeds(seeds), _pairs(set_, "--set"))
+        specs = plan_sweep(scenario, [parse_grid(g) for g in grid], parse_seeds(seeds or "1"), _pairs(set_, "--set"))
     if dry_run:
         done = done_sim_ids(_data(data)) if (_data(data) / "tracekit-store.json").exists() else set()
         todo = [s for s in specs if s.sim_id not in done]

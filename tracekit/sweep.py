@@ -127,13 +127,15 @@ def plan_sweep(scenario: str, grids: list[tuple[str, list[str]]], seeds: list[in
     return specs
 
 
-def plan_experiment(name: str) -> list[SimSpec]:
+def plan_experiment(name: str, seeds: list[int] | None = None) -> list[SimSpec]:
+    """A named paper experiment's simulations; `seeds` replaces the experiment's own."""
     reg = _registry()
     if name not in reg.EXPERIMENTS:
         raise TracekitError(f"unknown experiment {name!r}; available: {', '.join(reg.EXPERIMENTS)}")
     exp = reg.EXPERIMENTS[name]
-    return [SimSpec(exp.scenario, tuple((k, reg.format_value(v)) for k, v in params.items()), seed)
-            for params, seed in reg.experiment_runs(name)]
+    configs = list(dict.fromkeys(tuple(params.items()) for params, _ in reg.experiment_runs(name)))
+    return [SimSpec(exp.scenario, tuple((k, reg.format_value(v)) for k, v in params), seed)
+            for params in configs for seed in (seeds or exp.seeds)]
 
 
 def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
