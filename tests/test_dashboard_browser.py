@@ -43,7 +43,9 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    store = make_store(tmp_path_factory.mktemp("dash-browser") / "store")
+    # TRACEKIT_DASHBOARD_STORE: time the pages on an existing (large) store instead
+    given = os.environ.get("TRACEKIT_DASHBOARD_STORE")
+    store = Path(given) if given else make_store(tmp_path_factory.mktemp("dash-browser") / "store")
     port = _free_port()
     log = tmp_path_factory.mktemp("dash-log") / "streamlit.log"
     code = f"import sys; from pathlib import Path; from tracekit.dashboard import launch; sys.exit(launch(Path({str(store)!r}), {port}))"
