@@ -38,6 +38,48 @@ class Chunk:
     n_lines: int
 
 
+class _ZstdFrames:
+    """Concatenated zstd frames, decoded frame by frame so that a file cut inside a frame
+    raises EOFError as gzip, bz2 and xz do (zstandard's stream_reader ends silently there,
+    and a cut on a line boundary would go unnoticed)."""
+
+    def __init__(self, raw: BinaryIO):
+        import zstandard
+
+        self._dctx = zstandard.ZstdDecompressor()
+        self._frame = None            # the decompressor of the frame being read; None between frames
+        self._raw = raw
+        self._buf = b""
+
+    def read1(self, n: int) -> bytes:
+        while not self._buf:
+            data = self._raw.read(1 << 20)
+            if not data:
+                if self._frame is not None:
+                    raise EOFError("zstd stream ends inside a frame")
+                return b""
+            self._feed(data)
+        out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+    read = read1
+
+    def _feed(self, data: bytes) -> None:
+        out = []
+        while data:
+            if self._frame is None:
+                self._frame = self._dctx.decompressobj()
+            out.append(self._frame.decompress(data))
+            if self._frame.eof:
+                data, self._frame = self._frame.unused_data, None
+            else:
+                data = b""
+        self._buf += b"".join(out)
+
+    def close(self) -> None:
+        pass                          # the raw file is closed by TraceSource
+
+
 @dataclass
 class TraceSource:
     """One input file. Iterate `chunks()` once; afterwards `sha256`, `size_bytes`,
@@ -93,9 +135,7 @@ class TraceSource:
         if c == "xz":
             return lzma.LZMAFile(raw, mode="rb")  # type: ignore[return-value]
         if c == "zstd":
-            import zstandard
-
-            return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)  # type: ignore[return-value]
+            return _ZstdFrames(raw)  # type: ignore[return-value]
         return raw
 
     @property
