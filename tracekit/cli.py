@@ -225,7 +225,7 @@ def metrics(
 
     Example: tracekit metrics --where scenario=cbr-variants --where variant=Vegas --format csv
     """
-    from .query import connect, run_query
+    from .query import connect
     from .output import print_rows
 
     _check_format(fmt)
