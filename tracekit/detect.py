@@ -8,16 +8,12 @@ from __future__ import annotations
 import re
 
 from .errors import UnsupportedTraceError
+from .parsers import is_num as _num
 
-_NUM = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 _INT = re.compile(r"^-?\d+$")
 _WIRELESS_NODE = re.compile(r"^_\d+_$")
 
 KINDS = ("wired", "tcpvar", "queue_monitor", "red")
-
-
-def _num(s: str) -> bool:
-    return bool(_NUM.match(s))
 
 
 def classify_line(line: str) -> str | None:

@@ -75,12 +75,10 @@ class WiredParser(Parser):
             & ((n_hdr == 0) | ((n_hdr == 4) & hdr_ok))
         )
         skip = ev.is_null() | ev.is_in(("v",)) | ev.str.starts_with("#")
-        blank_or_skip = skip & ~ok
-        df = df.with_columns(ok.alias("_ok"), (~ok & ~blank_or_skip).alias("_bad"))
-        # an empty first field (line starting with a space) reads as null: only a blank line may
-        df = df.with_columns(
-            (pl.col("_bad") | (ev.is_null() & pl.any_horizontal(*[pl.col(c).is_not_null() for c in _READ if c != "event"]))).alias("_bad")
-        )
+        # an empty first field (a line starting with a space) also reads as a null event:
+        # only a wholly blank line may be skipped
+        leading_space = ev.is_null() & pl.any_horizontal(*[pl.col(c).is_not_null() for c in _READ if c != "event"])
+        df = df.with_columns(ok.alias("_ok"), (~ok & (~skip | leading_space)).alias("_bad"))
         bad = df.filter(pl.col("_bad"))
         events = (
             df.filter(pl.col("_ok"))
@@ -92,15 +90,16 @@ class WiredParser(Parser):
         if annots.height:
             offs = annots["_off"].to_list()
             texts = lines_at(data, offs)
-            rows = []
+            rows, bad_v = [], []
             for off in offs:
                 parts = texts[off].split(" ", 2)
                 if len(parts) >= 2 and is_num(parts[1]):
                     rows.append((first_line_no + off, float(parts[1]), parts[2] if len(parts) > 2 else ""))
+                else:
+                    bad_v.append(off)
             tables["annotations"] = pl.DataFrame(
                 rows, schema={"line_no": pl.Int64, "time": pl.Float64, "text": pl.String}, orient="row"
             )
-            bad_v = [o for o in offs if not (len(texts[o].split(" ", 2)) >= 2 and is_num(texts[o].split(" ", 2)[1]))]
         else:
             bad_v = []
         bad_offsets = sorted(bad["_off"].head(1).to_list() + bad_v[:1])
