@@ -10,6 +10,9 @@
 -- writes a packet's `+` on a link before its `-` and `r` there, and a loss model at the link
 -- head drops with a bare `d`. A packet id names one packet within a run. Extra columns:
 -- src_port, dst_port, fulltcp, hdr_bytes (from flows), t_first_send, t_last_recv (seconds).
+-- Wireless runs: their flows come from wireless_flow_stats (the agent-layer definitions of
+-- docs/contract-wireless.md; rx_bytes there is application bytes, the size the agent sent),
+-- with the columns in common; fulltcp and hdr_bytes are NULL for them.
 CREATE OR REPLACE VIEW flow_stats AS
 WITH fl AS MATERIALIZED (  -- flows, computed once, numbered for cheap joins
     SELECT *, row_number() OVER () AS flow_no FROM flows
@@ -101,3 +104,8 @@ FROM fl f
 LEFT JOIN agg a USING (flow_no)
 LEFT JOIN jitter j USING (flow_no)
 LEFT JOIN payload p USING (flow_no)
+UNION ALL BY NAME
+SELECT run_id, fid, ptype, name, src_node, dst_node, sent_pkts, recv_pkts, dropped_pkts, rx_bytes,
+       throughput_kbps, goodput_kbps, mean_delay_ms, p50_delay_ms, p95_delay_ms, p99_delay_ms,
+       jitter_ms, pdr, drop_rate, src_port, dst_port, t_first_send, t_last_recv
+FROM wireless_flow_stats

@@ -239,8 +239,6 @@ def test_unknown_format_tcl_script(refused):
 
 
 @pytest.mark.parametrize("fixture, needle", [
-    ("wireless_cmu.tr", "wireless"),
-    ("wireless_new.tr", "wireless"),
     ("nam.nam", "nam trace"),
     ("wired_tagged.tr", "tagged"),
     ("tcpvar_oneline.tr", "one-line"),

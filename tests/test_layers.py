@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 LIBRARY = ["tracekit.sources", "tracekit.detect", "tracekit.parsers", "tracekit.parsers.wired",
-           "tracekit.parsers.tcpvar", "tracekit.parsers.queue", "tracekit.parsers.red",
+           "tracekit.parsers.tcpvar", "tracekit.parsers.queue", "tracekit.parsers.red", "tracekit.parsers.wireless",
            "tracekit.store", "tracekit.ingest", "tracekit.query", "tracekit.schema", "tracekit.output"]
 
 
@@ -22,7 +22,7 @@ def test_library_does_not_import_cli_or_ui():
 def test_parsers_do_not_import_store_or_sql():
     code = (
         "import sys\n"
-        "import tracekit.parsers.wired, tracekit.parsers.tcpvar, tracekit.parsers.queue, tracekit.parsers.red\n"
+        "import tracekit.parsers.wired, tracekit.parsers.tcpvar, tracekit.parsers.queue, tracekit.parsers.red, tracekit.parsers.wireless\n"
         "bad = sorted(m for m in sys.modules if m in ('duckdb', 'tracekit.store', 'tracekit.query', 'tracekit.ingest'))\n"
         "print(','.join(bad))\n"
     )

@@ -1,6 +1,6 @@
 """Which kind of ns-2 trace a file holds, decided from its first lines.
 
-Returns one of the ingestible kinds (`wired`, `tcpvar`, `queue_monitor`, `red`) or raises
+Returns one of the ingestible kinds (`wired`, `tcpvar`, `queue_monitor`, `red`, `wireless`) or raises
 UnsupportedTraceError naming what the file looks like (wireless, nam, binary, ...).
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from .parsers import is_num as _num
 _INT = re.compile(r"^-?\d+$")
 _WIRELESS_NODE = re.compile(r"^_\d+_$")
 
-KINDS = ("wired", "tcpvar", "queue_monitor", "red")
+KINDS = ("wired", "tcpvar", "queue_monitor", "red", "wireless")
 
 
 def classify_line(line: str) -> str | None:
@@ -26,15 +26,19 @@ def classify_line(line: str) -> str | None:
     if len(t) >= 2 and t[1] == "-t":
         if e == "q":
             return "queue_monitor"
-        if e in ("s", "r", "f", "d", "D") and "-Nl" in t:
-            return "unsupported:a wireless trace (new -t format)"
+        if e in ("s", "r", "f", "d", "D") and ("-Nl" in t or "-Ni" in t):
+            return "wireless"
+        if e == "N" and len(t) >= 4 and t[2] == "-n":
+            return "wireless"          # energy lines of a new-format wireless trace
         if e in ("V", "n", "l", "c", "A", "q", "+", "-", "h", "r", "d", "v", "f", "a"):
             return "unsupported:a nam trace (use the normal trace from `$ns trace-all`)"
         return None
-    if e in ("s", "r", "f", "D") and len(t) >= 4 and _WIRELESS_NODE.match(t[2]):
-        return "unsupported:a wireless trace (CMU format)"
+    if e in ("s", "r", "f", "d", "D") and len(t) >= 4 and _WIRELESS_NODE.match(t[2]):
+        return "wireless"
     if e == "M" and len(t) >= 3 and _num(t[1]):
-        return "unsupported:a wireless trace (movement lines)"
+        return "wireless"              # movement lines
+    if len(e) > 1 and e[0] == "S" and len(t) >= 2 and _num(t[1]) and e.isalnum():
+        return "wireless"              # DSR's own lines (SFs, Sconfig, ...)
     if e in ("+", "-", "r", "d", "e", "h") and len(t) >= 4 and t[2] == "-s":
         return "unsupported:a tagged wired trace (use-taggedtrace)"
     if e in ("+", "-", "r", "d", "e", "h") and len(t) >= 12 and _num(t[1]) and _INT.match(t[2]) and _INT.match(t[3]):
@@ -76,8 +80,8 @@ def detect_kind(sample: bytes, path: str, max_lines: int = 50) -> str:
                 continue
             first = line if len(line) <= 60 else line[:57] + "..."
             raise UnsupportedTraceError(
-                f"{path}: unknown format: {first!r} is not a line of a wired trace, a TCP "
-                "variable trace, a queue monitor trace or a RED trace"
+                f"{path}: unknown format: {first!r} is not a line of a wired trace, a wireless "
+                "trace, a TCP variable trace, a queue monitor trace or a RED trace"
             )
         if kind.startswith("unsupported:"):
             raise UnsupportedTraceError(f"{path}: looks like {kind.split(':', 1)[1]}, which tracekit cannot ingest yet")

@@ -99,6 +99,82 @@ RED_VARS = pa.schema(
     ]
 )
 
+# wireless_events: one row per event line of a wireless (CMU / mobile node) trace, old CMU
+# format and new `-t` format alike (fmt says which); see docs/contract-wireless.md.
+WIRELESS_EVENTS = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("fmt", _DICT),               # old, new
+        ("event", _DICT),             # s r f d (the old format's D is stored as d)
+        ("time", pa.float64()),       # seconds
+        ("node", pa.int32()),         # the node that wrote the line
+        ("layer", _DICT),             # AGT RTR MAC IFQ (others as written)
+        ("reason", _DICT),            # drop reason (COL, NRTE, IFQ, END, ...); NULL for ---
+        ("pkt_id", pa.int64()),       # packet uid; 0 on MAC control frames, ARP, some routing packets
+        ("ptype", _DICT),             # tcp ack cbr AODV DSR message ARP RTS CTS ACK; NULL: new-format MAC control
+        ("size", pa.int32()),         # bytes at this layer; NULL: new-format MAC control frames
+        ("mac_dur", pa.int64()),      # MAC header fields, parsed from hex
+        ("mac_dst", pa.int64()),      # ffffffff (broadcast) = 4294967295
+        ("mac_src", pa.int64()),
+        ("mac_type", pa.int32()),     # 2048 = IP, 2054 = ARP
+        ("src_node", pa.int32()),     # IP source node.port (-1 = broadcast node); NULL without IP header
+        ("src_port", pa.int32()),
+        ("dst_node", pa.int32()),
+        ("dst_port", pa.int32()),
+        ("ttl", pa.int32()),
+        ("next_hop", pa.int32()),     # old: 0 when unset; new (-Hd): -2 unset, -1 broadcast
+        ("fid", pa.int32()),          # new format only (-If)
+        ("seq", pa.int64()),          # TCP seq or CBR seq
+        ("tcp_ack", pa.int64()),
+        ("n_forwards", pa.int32()),   # hop count field of tcp/cbr packets
+        ("x", pa.float64()),          # node position, new format only
+        ("y", pa.float64()),
+        ("z", pa.float64()),
+        ("detail", pa.string()),      # the rest of routing / ARP / other lines, verbatim
+    ]
+)
+
+# wireless_movements: `M` lines (a node starts moving towards a destination).
+WIRELESS_MOVEMENTS = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("time", pa.float64()),
+        ("node", pa.int32()),
+        ("x", pa.float64()),
+        ("y", pa.float64()),
+        ("z", pa.float64()),
+        ("dest_x", pa.float64()),
+        ("dest_y", pa.float64()),
+        ("speed_mps", pa.float64()),
+    ]
+)
+
+# wireless_energy: energy readings: old-format `[energy E ei I es S et T er R]` blocks (all
+# five), new-format `-Ne` when an energy model is on, and `N -t T -n NODE -e E` lines (energy only).
+WIRELESS_ENERGY = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("time", pa.float64()),
+        ("node", pa.int32()),
+        ("energy_j", pa.float64()),
+        ("idle_j", pa.float64()),
+        ("sleep_j", pa.float64()),
+        ("tx_j", pa.float64()),
+        ("rx_j", pa.float64()),
+    ]
+)
+
+# wireless_logs: DSR's own trace lines (SFs, SFf, SFESTs, Sconfig, ...), kept verbatim.
+WIRELESS_LOGS = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("tag", _DICT),
+        ("time", pa.float64()),
+        ("node", pa.int32()),         # NULL when the line names none
+        ("text", pa.string()),        # the rest of the line
+    ]
+)
+
 # runs: one row per ingested trace (stored as runs/run_id=<id>/run.parquet).
 LABEL = pa.struct([("key", pa.string()), ("value", pa.string())])
 FLOW_LABEL = pa.struct([("fid", pa.int32()), ("name", pa.string())])
@@ -106,7 +182,7 @@ RUNS = pa.schema(
     [
         ("source", pa.string()),          # absolute path at ingest time
         ("sha256", pa.string()),          # of the decompressed content
-        ("trace_kind", pa.string()),      # wired, tcpvar, queue_monitor, red
+        ("trace_kind", pa.string()),      # wired, tcpvar, queue_monitor, red, wireless
         ("compression", pa.string()),     # none, gzip, zstd, bz2, xz
         ("size_bytes", pa.int64()),       # decompressed size
         ("n_lines", pa.int64()),
@@ -131,6 +207,10 @@ TABLES = {
     "tcp_vars": TCP_VARS,
     "queue_samples": QUEUE_SAMPLES,
     "red_vars": RED_VARS,
+    "wireless_events": WIRELESS_EVENTS,
+    "wireless_movements": WIRELESS_MOVEMENTS,
+    "wireless_energy": WIRELESS_ENERGY,
+    "wireless_logs": WIRELESS_LOGS,
 }
 
 # trace kind -> the table that holds its rows (n_events counts these)
@@ -139,4 +219,5 @@ MAIN_TABLE = {
     "tcpvar": "tcp_vars",
     "queue_monitor": "queue_samples",
     "red": "red_vars",
+    "wireless": "wireless_events",
 }

@@ -116,13 +116,14 @@ def lines_at(data: bytes, offsets: list[int]) -> dict[int, str]:
 
 
 def get_parser(kind: str) -> Parser:
-    from . import queue, red, tcpvar, wired
+    from . import queue, red, tcpvar, wired, wireless
 
     return {
         "wired": wired.WiredParser,
         "tcpvar": tcpvar.TcpVarParser,
         "queue_monitor": queue.QueueMonitorParser,
         "red": red.RedParser,
+        "wireless": wireless.WirelessParser,
     }[kind]()
 
 

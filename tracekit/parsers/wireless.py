@@ -1,0 +1,312 @@
+"""Wireless (CMU / mobile node) traces: the old CMU format and the new `-t` format
+(`$ns use-newtrace`), recognised line by line, so a file that mixes them (use-newtrace called
+after the nodes were created: AGT lines new, the other layers old) reads as one trace.
+
+- old: `s 0.5 _0_ AGT  --- 2 tcp 1040 [0 0 0 0] ------- [0:0 2:0 32 0] [1 0] 0 0`, read by
+  position after checking the shape: MAC bracket, optional `[energy ...]` block, then (IP
+  packets) `------- [src:port dst:port ttl next-hop]` and the protocol part: `[seq ack] nfwd
+  optfwd` for tcp/ack, `[seq] nfwd optfwd` for cbr, verbatim in `detail` for anything else.
+  MAC control frames (RTS, CTS, ACK) end after the MAC bracket.
+- new: `s -t 0.5 -Hs 0 -Hd -2 -Ni 0 ... -Nl AGT ...`, read as `-key value` pairs, never by
+  position; RTS/CTS/ACK lines stop after `-Mt` (no type, no size: both NULL).
+- `M` movement lines -> wireless_movements; `N -t -n -e` lines, `[energy ...]` blocks and a
+  new-format `-Ne` >= 0 -> wireless_energy; DSR's own `S...` lines -> wireless_logs.
+"""
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from ..schema import WIRELESS_ENERGY, WIRELESS_EVENTS, WIRELESS_LOGS, WIRELESS_MOVEMENTS
+from . import ParsedChunk, Parser, comment_lines, is_int, is_num, normalize_ws, text_lines_only
+
+_NUMF = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_INTF = r"-?\d+"
+_HEX = r"-?[0-9a-fA-F]+"
+
+_OLD = re.compile(
+    rf"^(?P<event>[srfdD]) (?P<time>{_NUMF}) _(?P<node>{_INTF})_ (?P<layer>\S+) (?P<reason>\S+) "
+    rf"(?P<pkt_id>{_INTF}) (?P<ptype>\S+) (?P<size>{_INTF}) "
+    rf"\[(?P<mac_dur>{_HEX}) (?P<mac_dst>{_HEX}) (?P<mac_src>{_HEX}) (?P<mac_type>{_HEX})\]"
+    rf"(?: \[energy (?P<energy>{_NUMF}) ei (?P<ei>{_NUMF}) es (?P<es>{_NUMF}) et (?P<et>{_NUMF}) er (?P<er>{_NUMF})\])?"
+    r"(?: (?P<rest>.*))?$"
+)
+_OLD_IP = re.compile(
+    rf"^\S+ \[(?P<src_node>{_INTF}):(?P<src_port>{_INTF}) (?P<dst_node>{_INTF}):(?P<dst_port>{_INTF}) "
+    rf"(?P<ttl>{_INTF}) (?P<next_hop>{_INTF})\](?: (?P<proto>.*))?$"
+)
+_OLD_TCP = re.compile(rf"^\[(?P<seq>{_INTF}) (?P<tcp_ack>{_INTF})\] (?P<n_forwards>{_INTF}) {_INTF}$")
+_OLD_CBR = re.compile(rf"^\[(?P<seq>{_INTF})\] (?P<n_forwards>{_INTF}) {_INTF}$")
+_MOVE = re.compile(
+    rf"^M (?P<time>{_NUMF}) (?P<node>{_INTF}) \((?P<x>{_NUMF}), (?P<y>{_NUMF}), (?P<z>{_NUMF})\), "
+    rf"\((?P<dest_x>{_NUMF}), (?P<dest_y>{_NUMF})\), (?P<speed_mps>{_NUMF})$"
+)
+_NLINE = re.compile(rf"^N -t (?P<time>{_NUMF}) -n (?P<node>{_INTF}) -e (?P<energy_j>{_NUMF})$")
+_SLINE = re.compile(rf"^(?P<tag>S[A-Za-z_]\S*) (?P<time>\S+)(?: _(?P<node>{_INTF})_)?(?: (?P<text>.*))?$")
+
+# new format: the keys read, and the column each goes to (as text; cast below)
+_NEW_KEYS = {
+    "t": "time", "Ni": "node", "Nl": "layer", "Nw": "reason", "Hd": "next_hop",
+    "Nx": "x", "Ny": "y", "Nz": "z", "Ne": "energy",
+    "Ma": "mac_dur", "Md": "mac_dst", "Ms": "mac_src", "Mt": "mac_type",
+    "Is": "src", "Id": "dst", "It": "ptype", "Il": "size", "If": "fid", "Ii": "pkt_id", "Iv": "ttl",
+    "Pn": "pn", "Ps": "p_s", "Pa": "p_a", "Pi": "p_i", "Pf": "p_f",
+}
+
+_EV_COLS = [f.name for f in WIRELESS_EVENTS]
+_INT32 = ("node", "size", "mac_type", "src_node", "src_port", "dst_node", "dst_port", "ttl",
+          "next_hop", "fid", "n_forwards")
+_INT64 = ("pkt_id", "seq", "tcp_ack")
+_HEXCOLS = ("mac_dur", "mac_dst", "mac_src", "mac_type")
+
+
+def _pl_schema(schema) -> dict:
+    return dict(pl.DataFrame(schema.empty_table()).schema)
+
+
+def _cast_events(df: pl.DataFrame) -> pl.DataFrame:
+    """Text columns to the stored types; a value that does not cast becomes null (and the
+    caller's checks then call the line bad)."""
+    exprs = []
+    for c in _EV_COLS:
+        if c not in df.columns:
+            exprs.append(pl.lit(None).alias(c))
+        elif c in _HEXCOLS:
+            exprs.append(pl.col(c).str.to_integer(base=16, strict=False).alias(c))
+        elif c in _INT32 or c in _INT64:
+            exprs.append(pl.col(c).cast(pl.Int64, strict=False).alias(c))
+        elif c in ("time", "x", "y", "z"):
+            exprs.append(pl.col(c).cast(pl.Float64, strict=False).alias(c))
+        else:
+            exprs.append(pl.col(c))
+    return df.with_columns(exprs)
+
+
+class WirelessParser(Parser):
+    kind = "wireless"
+    main_table = "wireless_events"
+
+    def __init__(self) -> None:
+        self._schemas = {
+            "wireless_events": _pl_schema(WIRELESS_EVENTS),
+            "wireless_movements": _pl_schema(WIRELESS_MOVEMENTS),
+            "wireless_energy": _pl_schema(WIRELESS_ENERGY),
+            "wireless_logs": _pl_schema(WIRELESS_LOGS),
+        }
+
+    def _typed(self, table: str, df: pl.DataFrame) -> pl.DataFrame:
+        sch = self._schemas[table]
+        return df.select([pl.col(c).cast(t, strict=False) if c in df.columns else pl.lit(None, t).alias(c)
+                          for c, t in sch.items()])
+
+    def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
+        raw = text_lines_only(normalize_ws(data))
+        df = pl.read_csv(raw, has_header=False, separator="\x1f", quote_char=None,
+                         schema={"l": pl.String}, truncate_ragged_lines=True)
+        # read_csv drops a final empty line only; the chunk has one line per "\n"
+        df = df.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_off"))
+        line = pl.col("l")
+        cls = (
+            pl.when(line.is_null() | (line == "")).then(pl.lit("blank"))
+            .when(line.str.starts_with("#")).then(pl.lit("comment"))
+            .when(line.str.contains(r"^[srfdD] -t ")).then(pl.lit("new"))
+            .when(line.str.contains(r"^[srfdD] [-+.0-9]")).then(pl.lit("old"))
+            .when(line.str.starts_with("M ")).then(pl.lit("move"))
+            .when(line.str.starts_with("N -t ")).then(pl.lit("nrg"))
+            .when(line.str.contains(r"^S[A-Za-z_]")).then(pl.lit("log"))
+            .otherwise(pl.lit("bad"))
+        )
+        df = df.with_columns(cls.alias("_cls"), (pl.col("_off") + first_line_no).alias("line_no"))
+        parts: dict[str, list[pl.DataFrame]] = {t: [] for t in self._schemas}
+        bad: list[pl.DataFrame] = [df.filter(pl.col("_cls") == "bad").select("_off")]
+
+        old = df.filter(pl.col("_cls") == "old")
+        if old.height:
+            ev, en, b = self._old(old)
+            parts["wireless_events"].append(ev)
+            parts["wireless_energy"].append(en)
+            bad.append(b)
+        new = df.filter(pl.col("_cls") == "new")
+        if new.height:
+            ev, en, b = self._new(new)
+            parts["wireless_events"].append(ev)
+            parts["wireless_energy"].append(en)
+            bad.append(b)
+        for cls_name, rx, table in (("move", _MOVE, "wireless_movements"), ("nrg", _NLINE, "wireless_energy"),
+                                    ("log", _SLINE, "wireless_logs")):
+            sub = df.filter(pl.col("_cls") == cls_name)
+            if not sub.height:
+                continue
+            x = sub.select("line_no", "_off", line.str.extract_groups(rx.pattern).alias("g")).unnest("g")
+            if cls_name == "log":
+                x = x.with_columns(pl.col("time").cast(pl.Float64, strict=False))
+                ok = pl.lit(True)
+            else:
+                names = [n for n in rx.groupindex]
+                ok = pl.all_horizontal(*[pl.col(n).is_not_null() for n in names])
+            bad.append(x.filter(~ok).select("_off"))
+            parts[table].append(self._typed(table, x.filter(ok)))
+
+        tables = {}
+        for t, frames in parts.items():
+            frames = [f for f in frames if f.height]
+            if not frames:
+                continue
+            out = pl.concat(frames) if len(frames) > 1 else frames[0]
+            if len(frames) > 1:
+                out = out.sort("line_no")
+            tables[t] = out
+        bad_df = pl.concat(bad).sort("_off")
+        return ParsedChunk(
+            tables=tables,
+            bad_offsets=bad_df["_off"].head(1).to_list(),
+            bad_count=bad_df.height,
+            comments=comment_lines(data, first_line_no) if df.select((pl.col("_cls") == "comment").any()).item() else [],
+        )
+
+    # -- old CMU format --------------------------------------------------------------
+    def _old(self, old: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        x = old.select("line_no", "_off", pl.col("l").str.extract_groups(_OLD.pattern).alias("g")).unnest("g")
+        ip = pl.col("rest").str.extract_groups(_OLD_IP.pattern)
+        x = x.with_columns(ip.alias("ip")).unnest("ip")
+        is_tcp = pl.col("ptype").is_in(["tcp", "ack"])
+        is_cbr = pl.col("ptype") == "cbr"
+        tcp = pl.col("proto").str.extract_groups(_OLD_TCP.pattern)
+        cbr = pl.col("proto").str.extract_groups(_OLD_CBR.pattern)
+        x = x.with_columns(
+            pl.when(is_tcp).then(tcp.struct.field("seq")).when(is_cbr).then(cbr.struct.field("seq")).alias("seq"),
+            pl.when(is_tcp).then(tcp.struct.field("tcp_ack")).alias("tcp_ack"),
+            pl.when(is_tcp).then(tcp.struct.field("n_forwards"))
+              .when(is_cbr).then(cbr.struct.field("n_forwards")).alias("n_forwards"),
+            # detail: the routing / ARP / other part, verbatim
+            pl.when(is_tcp | is_cbr).then(None)
+              .when(pl.col("src_node").is_not_null()).then(pl.col("proto"))
+              .otherwise(pl.col("rest").str.replace(r"^-+ ", "")).alias("detail"),
+            pl.lit("old").alias("fmt"),
+        )
+        x = _cast_events(x)
+        ok = (
+            pl.col("event").is_not_null()
+            & pl.all_horizontal(*[pl.col(c).is_not_null() for c in ("time", "node", "pkt_id", "size",
+                                                                     "mac_dur", "mac_dst", "mac_src", "mac_type")])
+            & pl.col("time").is_finite()
+            # an IP packet of a known protocol must have its parts
+            & (~(is_tcp | is_cbr) | (pl.col("src_node").is_not_null() & pl.col("seq").is_not_null()))
+        ).fill_null(False)
+        x = x.with_columns(ok.alias("_ok"))
+        good = x.filter(pl.col("_ok"))
+        energy = good.filter(pl.col("energy").is_not_null()).select(
+            "line_no", "time", "node",
+            *[pl.col(a).cast(pl.Float64).alias(b) for a, b in
+              (("energy", "energy_j"), ("ei", "idle_j"), ("es", "sleep_j"), ("et", "tx_j"), ("er", "rx_j"))])
+        return self._events(good), self._typed("wireless_energy", energy), x.filter(~pl.col("_ok")).select("_off")
+
+    # -- new -t format ---------------------------------------------------------------
+    def _new(self, new: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        line = pl.col("l")
+        x = new.select(
+            "line_no", "_off",
+            line.str.slice(0, 1).alias("event"),
+            *[line.str.extract(rf" -{k} (\S+)", 1).alias(c) for k, c in _NEW_KEYS.items()],
+            line.str.extract(r" (-P .*)$", 1).alias("p_tail"),
+        )
+        src = pl.col("src").str.extract_groups(rf"^(?P<src_node>{_INTF})\.(?P<src_port>{_INTF})$")
+        dst = pl.col("dst").str.extract_groups(rf"^(?P<dst_node>{_INTF})\.(?P<dst_port>{_INTF})$")
+        is_tcp = (pl.col("pn") == "tcp").fill_null(False)
+        is_cbr = (pl.col("pn") == "cbr").fill_null(False)
+        x = x.with_columns(src.alias("_s"), dst.alias("_d")).unnest("_s", "_d").with_columns(
+            pl.when(is_tcp).then(pl.col("p_s")).when(is_cbr).then(pl.col("p_i")).alias("seq"),
+            pl.when(is_tcp).then(pl.col("p_a")).alias("tcp_ack"),
+            pl.when(is_tcp | is_cbr).then(pl.col("p_f")).alias("n_forwards"),
+            pl.when(is_tcp | is_cbr).then(None).otherwise(pl.col("p_tail")).alias("detail"),
+            # ARP lines name no type (-It) in this format; their `-P arp` part says it
+            pl.coalesce(pl.col("ptype"), pl.when(pl.col("p_tail").str.starts_with("-P arp ")).then(pl.lit("ARP")))
+              .alias("ptype"),
+            pl.lit("new").alias("fmt"),
+        )
+        x = _cast_events(x).with_columns(pl.col("energy").cast(pl.Float64, strict=False))
+        has_ip = pl.col("src").is_not_null() | pl.col("dst").is_not_null() | pl.col("pkt_id").is_not_null()
+        ok = (
+            pl.all_horizontal(*[pl.col(c).is_not_null() for c in ("time", "node", "layer")])
+            & pl.col("time").is_finite()
+            & (~has_ip | pl.all_horizontal(*[pl.col(c).is_not_null() for c in
+                                             ("src_node", "src_port", "dst_node", "dst_port", "size", "pkt_id")]))
+            & (~(is_tcp | is_cbr) | pl.col("seq").is_not_null())
+        ).fill_null(False)
+        x = x.with_columns(ok.alias("_ok"))
+        good = x.filter(pl.col("_ok"))
+        energy = good.filter(pl.col("energy") >= 0).select(
+            "line_no", "time", "node", pl.col("energy").alias("energy_j"))
+        return self._events(good), self._typed("wireless_energy", energy), x.filter(~pl.col("_ok")).select("_off")
+
+    def _events(self, x: pl.DataFrame) -> pl.DataFrame:
+        x = x.with_columns(
+            pl.col("event").replace("D", "d"),
+            pl.when(pl.col("reason") == "---").then(None).otherwise(pl.col("reason")).alias("reason"),
+        )
+        return self._typed("wireless_events", x)
+
+    # -- the error path ----------------------------------------------------------------
+    def explain(self, line: str) -> str:
+        s = " ".join(line.split())
+        t = s.split(" ")
+        if not s:
+            return "blank line"
+        e = t[0]
+        if e == "M":
+            return "movement line ('M') not of the form 'M TIME NODE (X, Y, Z), (DX, DY), SPEED'"
+        if e == "N":
+            return "energy line ('N') not of the form 'N -t TIME -n NODE -e ENERGY'"
+        if e not in ("s", "r", "f", "d", "D"):
+            return (f"unknown event {e!r} (a wireless trace line starts with s r f d D, M for movement, "
+                    "N for energy or S for DSR's own lines)")
+        if len(t) >= 2 and t[1] == "-t":
+            kv = {}
+            for i in range(1, len(t) - 1, 2):
+                if t[i].startswith("-"):
+                    kv[t[i][1:]] = t[i + 1]
+            for k, what in (("t", "time"), ("Ni", "node id")):
+                if k not in kv:
+                    return f"new-format line without -{k} ({what})"
+                if not (is_num(kv[k]) if k == "t" else is_int(kv[k])):
+                    return f"-{k} ({what}) is not a number: {kv[k]!r}"
+            if "Nl" not in kv:
+                return "new-format line without -Nl (layer)"
+            for k in ("Is", "Id"):
+                if k in kv:
+                    p = kv[k].split(".")
+                    if len(p) > 2:
+                        return f"-{k} {kv[k]!r} is a hierarchical address; only flat node.port addresses are supported"
+                    if len(p) != 2 or not all(is_int(v) for v in p):
+                        return f"-{k} is not a node.port address: {kv[k]!r}"
+            if "It" in kv:
+                for k, what in (("Il", "size"), ("Ii", "packet id")):
+                    if k not in kv or not is_int(kv[k], 64):
+                        return f"-{k} ({what}) missing or not a number"
+            if kv.get("Pn") in ("tcp", "cbr"):
+                k = "Ps" if kv["Pn"] == "tcp" else "Pi"
+                if k not in kv or not is_int(kv[k], 64):
+                    return f"{kv['Pn']} line without a numeric -{k} (sequence number)"
+            return "malformed new-format wireless line"
+        if len(t) < 12:
+            return f"old-format wireless line with {len(t)} fields; at least 12 expected (event, time, _node_, layer, reason, uid, type, size, [MAC header])"
+        if not is_num(t[1]):
+            return f"field 2 (time) is not a number: {t[1]!r}"
+        if not re.match(r"^_-?\d+_$", t[2]):
+            return f"field 3 is not a node id like _3_: {t[2]!r}"
+        for i, what in ((5, "packet id"), (7, "size")):
+            if not is_int(t[i], 64):
+                return f"field {i + 1} ({what}) is not a number: {t[i]!r}"
+        if not re.match(r"^\[\S+ \S+ \S+ \S+\]", " ".join(t[8:12])):
+            return "fields 9-12 are not a MAC header [duration dst src type]"
+        m = _OLD.match(s)
+        if m and m["rest"]:
+            ip = _OLD_IP.match(m["rest"])
+            if ip is None and t[6] in ("tcp", "ack", "cbr"):
+                return f"{t[6]} line without an IP header [src:port dst:port ttl next-hop]"
+            if ip and t[6] in ("tcp", "ack") and not _OLD_TCP.match(ip["proto"] or ""):
+                return f"{t[6]} line without a TCP part [seq ack] forwards opt-forwards"
+            if ip and t[6] == "cbr" and not _OLD_CBR.match(ip["proto"] or ""):
+                return "cbr line without a CBR part [seq] forwards opt-forwards"
+        return "malformed old-format (CMU) wireless line"
