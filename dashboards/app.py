@@ -25,6 +25,7 @@ PAGES = [
     st.Page(str(HERE / "tk_pages" / "timeseries.py"), title="Time series", icon=":material/timeline:"),
     st.Page(str(HERE / "tk_pages" / "fairness.py"), title="Fairness", icon=":material/balance:"),
     st.Page(str(HERE / "tk_pages" / "throughput_delay.py"), title="Throughput vs delay", icon=":material/scatter_plot:"),
+    st.Page(str(HERE / "tk_pages" / "wireless.py"), title="Wireless", icon=":material/wifi:"),
     st.Page(str(HERE / "tk_pages" / "sql.py"), title="SQL", icon=":material/terminal:"),
 ]
 
@@ -51,7 +52,7 @@ def _sidebar(status: dd.StoreStatus) -> dd.Selection:
                     "(once per store state)..."):
         runs = dd.runs_frame(str(status.data_dir), status.state)
         dd.flow_stats_frame(str(status.data_dir), status.state)
-    wired = runs[runs["trace_kind"] == "wired"]
+    wired = runs[runs["trace_kind"].isin(dd.PACKET_KINDS)]
     sb.caption(f"Store `{status.data_dir}`: {len(runs)} runs, {len(wired)} packet traces")
 
     counts = wired["scenario"].fillna("(no scenario)").value_counts()
@@ -63,19 +64,21 @@ def _sidebar(status: dd.StoreStatus) -> dd.Selection:
     scenario = None if scen == "(no scenario)" else scen
 
     names, tcp = dd.flow_names(status, scenario)
-    chosen = sb.multiselect("Variants (flow names)", names, default=tcp or names, key=f"names-{scen}",
-                            help="Flow names from flow_labels: the TCP variant of each flow, or CBR.")
     sub = wired[(wired["scenario"] == scenario) if scenario is not None else wired["scenario"].isna()]
+    wireless = dd.series_title(sub) == "Routing protocol"
+    chosen = sb.multiselect("Flows" if wireless else "Variants (flow names)", names,
+                            default=names if wireless else (tcp or names), key=f"names-{scen}",
+                            help="Flow names from flow_labels: the TCP variant of each flow, or CBR.")
     queues_all = dd.natural_sorted(sub["queue_type"])
     queues = queues_all
     if len(queues_all) > 1:
-        queues = sb.multiselect("Queue type", queues_all, default=queues_all, key=f"queues-{scen}")
+        queues = sb.multiselect(dd.series_title(sub), queues_all, default=queues_all, key=f"queues-{scen}")
     params = dd.scenario_params(runs, scenario)
     chosen_params: dict[str, list[str]] = {}
     fixed = []
     for k in params:
         vals = dd.natural_sorted(sub[k])
-        if k in ("variant", "queue") or len(vals) <= 1:
+        if k in ("variant", *dd.SERIES_PARAMS) or len(vals) <= 1:
             if len(vals) == 1:
                 fixed.append(f"{k}={vals[0]}")
             continue

@@ -32,6 +32,18 @@ from tracekit.store import Store, default_data_dir
 MATERIALIZED = ("flows", "flow_stats", "fairness", "run_configs", "replication_stats")
 # Labels that are not scenario parameters.
 NOT_PARAMS = ("scenario", "seed", "sim_id")
+# Runs of these trace kinds hold packets and have flows (flow_stats).
+PACKET_KINDS = ("wired", "wireless")
+# The parameter that is a run's "series" (queue_type column): the queue discipline of a wired
+# scenario, the routing protocol of a wireless one. Pages put it on colours, not on pins.
+SERIES_PARAMS = ("queue", "routing")
+
+
+def series_title(runs: pd.DataFrame) -> str:
+    """What the queue_type column means for these runs."""
+    if len(runs) and (runs["trace_kind"] == "wireless").all():
+        return "Routing protocol"
+    return "Queue type"
 
 
 @dataclass(frozen=True)
@@ -150,9 +162,12 @@ def db(s: StoreStatus) -> DB:
 # whole views, once per state
 
 
-def _queue_type(labels: dict, scenario: str | None) -> str:
+def _queue_type(labels: dict, scenario: str | None, kind: str = "wired") -> str:
     """The bottleneck queue discipline: the `queue` label, else what the bundled scenario
-    uses (DropTail everywhere but newreno-vs-reno's `config=red`)."""
+    uses (DropTail everywhere but newreno-vs-reno's `config=red`). For a wireless run, its
+    routing protocol (the `routing` label)."""
+    if kind == "wireless":
+        return labels.get("routing") or "(unknown)"
     if labels.get("queue"):
         return labels["queue"]
     if scenario == "newreno-vs-reno":
@@ -177,7 +192,7 @@ def runs_frame(data_dir: str, state: str) -> pd.DataFrame:
         df[col] = [d.get(k) for d in labels]
     if "sim_id" not in df.columns:
         df["sim_id"] = None
-    df["queue_type"] = [_queue_type(d, s) for d, s in zip(labels, df["scenario"])]
+    df["queue_type"] = [_queue_type(d, s, k) for d, s, k in zip(labels, df["scenario"], df["trace_kind"])]
     df.attrs["label_keys"] = keys
     return df
 
@@ -226,8 +241,9 @@ def replication_frame(data_dir: str, state: str) -> pd.DataFrame:
 @st.cache_data(max_entries=64, show_spinner=False)
 def throughput_series(data_dir: str, state: str, run_ids: tuple[str, ...], bin_s: float) -> pd.DataFrame:
     df = _db(data_dir, state).df(
-        "SELECT s.*, f.ptype FROM throughput_series(?) s JOIN flows f "
-        "USING (run_id, fid, src_node, src_port, dst_node, dst_port) "
+        "SELECT s.*, f.ptype FROM throughput_series(?) s JOIN flow_stats f "
+        "ON f.run_id = s.run_id AND f.fid IS NOT DISTINCT FROM s.fid AND f.src_node = s.src_node "
+        "AND f.src_port = s.src_port AND f.dst_node = s.dst_node AND f.dst_port = s.dst_port "
         "WHERE list_contains(?, s.run_id) ORDER BY s.run_id, s.fid, s.t",
         [float(bin_s), list(run_ids)])
     return _named(df)
@@ -309,7 +325,7 @@ class Selection:
     status: StoreStatus
     scenario: str | None
     runs: pd.DataFrame               # every run of the store (runs_frame)
-    wired: pd.DataFrame              # the selected packet-trace runs (rows of runs_frame)
+    wired: pd.DataFrame              # the selected packet-trace runs, wired or wireless (rows of runs_frame)
     flows: pd.DataFrame              # flow_stats rows of the selected runs and flow names, with the runs' labels
     names: list[str]                 # selected flow names
     seed: int | None                 # one seed, or None for all
@@ -327,6 +343,15 @@ class Selection:
     @property
     def run_ids(self) -> tuple[str, ...]:
         return tuple(self.wired["run_id"])
+
+    @property
+    def series_title(self) -> str:
+        """'Queue type', or 'Routing protocol' for wireless runs (see SERIES_PARAMS)."""
+        return series_title(self.wired)
+
+    @property
+    def wireless_ids(self) -> tuple[str, ...]:
+        return tuple(self.wired[self.wired["trace_kind"] == "wireless"]["run_id"])
 
     def setup_of(self, row) -> str:
         """How a run is told apart in legends: its variant or pair, queue and varying parameters."""
@@ -383,7 +408,7 @@ def select(status: StoreStatus, scenario: str | None, names: list[str], queues: 
     """Apply the sidebar's choices to the store's runs and flows."""
     runs = runs_frame(str(status.data_dir), status.state)
     fs = flow_stats_frame(str(status.data_dir), status.state)
-    wired = runs[runs["trace_kind"] == "wired"]
+    wired = runs[runs["trace_kind"].isin(PACKET_KINDS)]
     wired = wired[wired["scenario"] == scenario] if scenario is not None else wired[wired["scenario"].isna()]
     params = scenario_params(runs, scenario)
     if queues:
@@ -500,3 +525,80 @@ def param_axis(scenario: str | None, key: str) -> str:
     except (ImportError, KeyError):
         unit = ""
     return f"{key} ({unit})" if unit else key
+
+
+# ---------------------------------------------------------------------------------------
+# wireless runs (the Wireless page)
+
+# run-level metrics of wireless runs, as replication_stats names them (wireless_run_stats)
+WIRELESS_METRICS = {
+    m.column: m
+    for m in (
+        Metric("run_pdr", "Packet delivery ratio (all flows)", "delivered / sent", True),
+        Metric("run_throughput_kbps", "Throughput (all flows)", "kbit/s", True),
+        Metric("run_mean_delay_ms", "Mean end-to-end delay", "ms", False),
+        Metric("nrl", "Normalised routing load", "routing pkts / delivered pkt", False),
+        Metric("routing_pkts", "Routing packets", "transmissions", False),
+    )
+}
+# wireless_run_stats column of each
+WIRELESS_RUN_COLUMN = {"run_pdr": "pdr", "run_throughput_kbps": "throughput_kbps",
+                       "run_mean_delay_ms": "mean_delay_ms", "nrl": "nrl", "routing_pkts": "routing_pkts"}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def wireless_run_stats(data_dir: str, state: str, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    return _db(data_dir, state).df(
+        "SELECT w.*, o.routing_sent_pkts, o.routing_fwd_pkts, o.routing_bytes, o.data_recv_pkts "
+        "FROM wireless_run_stats w JOIN routing_overhead o ON o.run_id = w.run_id "
+        "WHERE list_contains(?, w.run_id) ORDER BY w.run_id", [list(run_ids)])
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def wireless_drops_by_group(data_dir: str, state: str, groups: tuple[tuple[str, str], ...]) -> pd.DataFrame:
+    """Per group of runs (e.g. a routing protocol) and drop layer and reason: drop lines per
+    run (the group's wireless_drops summed, over the number of runs in the group)."""
+    if not groups:
+        return pd.DataFrame(columns=["group", "layer", "reason", "runs", "drops_per_run"])
+    return _db(data_dir, state).df(
+        "WITH sel AS (SELECT unnest(?) AS run_id, unnest(?) AS grp), "
+        "n AS (SELECT grp, count(*) AS runs FROM sel GROUP BY grp) "
+        "SELECT sel.grp AS \"group\", d.layer, coalesce(d.reason, '(none)') AS reason, any_value(n.runs) AS runs, "
+        "sum(d.drops) / any_value(n.runs) AS drops_per_run "
+        "FROM wireless_drops d JOIN sel USING (run_id) JOIN n USING (grp) "
+        "GROUP BY sel.grp, d.layer, coalesce(d.reason, '(none)') ORDER BY 1, 2, 3",
+        [[g[0] for g in groups], [g[1] for g in groups]])
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def node_forwarding(data_dir: str, state: str, run_id: str) -> pd.DataFrame:
+    return _db(data_dir, state).df(
+        "SELECT node, fwd_data_pkts, fwd_data_bytes, fwd_routing_pkts FROM node_forwarding "
+        "WHERE run_id = ? ORDER BY node", [run_id])
+
+
+def wireless_metric_rows(sel: Selection) -> pd.DataFrame:
+    """One row per configuration (or run, for one seed) and wireless run-level metric:
+    replication_stats (mean, ci95_half_width, n_runs) across seeds, else the run's
+    wireless_run_stats value; with the configuration's labels and `series` (routing)."""
+    ids = sel.wireless_ids
+    label_cols = [c for c in sel.params + ["queue_type"] if c in sel.wired.columns]
+    if not ids:
+        return pd.DataFrame(columns=["config", "metric", "mean", "ci95_half_width", "n_runs", "series"])
+    runs = sel.wired[sel.wired["run_id"].isin(ids)]
+    if sel.seed is None and runs["seed"].notna().any():
+        cfg = sel.configs()
+        cfg = cfg[cfg["run_id"].isin(ids)].drop_duplicates("config").set_index("config")[label_cols]
+        rep = replication_frame(sel.data_dir, sel.state)
+        rep = rep[(rep["scenario"] == sel.scenario) & rep["config"].isin(cfg.index)
+                  & rep["metric"].isin(list(WIRELESS_METRICS))]
+        rows = rep[["config", "metric", "mean", "ci95_half_width", "n_runs"]].merge(
+            cfg, left_on="config", right_index=True, how="left")
+    else:
+        w = wireless_run_stats(sel.data_dir, sel.state, ids).merge(runs[["run_id"] + label_cols], on="run_id")
+        rows = w.melt(id_vars=["run_id"] + label_cols, value_vars=list(WIRELESS_RUN_COLUMN.values()),
+                      var_name="column", value_name="mean")
+        inv = {v: k for k, v in WIRELESS_RUN_COLUMN.items()}
+        rows = rows.assign(metric=rows["column"].map(inv), config=rows["run_id"], ci95_half_width=float("nan"),
+                           n_runs=1).drop(columns=["column", "run_id"])
+    return rows.assign(series=rows["queue_type"].fillna("(unknown)")).reset_index(drop=True)

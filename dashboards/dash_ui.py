@@ -73,7 +73,7 @@ def empty_store(status) -> None:
             f"    --grid cbr_rate_mbps=1,3,5,7,9 --seeds 1-3 --set duration=5 -j 2 --data {d}\n"
             f"tracekit sweep reno-vs-vegas --grid queue=DropTail,RED --seeds 1-3 --data {d}\n"
             f"tracekit sweep --experiment cbr-exp2 --data {d}", language="bash")
-    st.markdown("**Ingest traces you already have** (wired packet traces, `cwnd_` traces, queue monitors):")
+    st.markdown("**Ingest traces you already have** (wired and wireless packet traces, `cwnd_` traces, queue monitors):")
     st.code(f"tracekit ingest out.tr cwnd.tr queue.tr --label variant=Reno --flow-label 1=Reno --data {d}",
             language="bash")
     st.caption("Then start this dashboard again, or just reload the page: "

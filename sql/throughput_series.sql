@@ -1,26 +1,62 @@
--- throughput_series(bin_s): per run, flow (see flows) and time bin [t, t + bin_s), the wire
--- bytes of the flow's data packets delivered (`r` at the destination node) in that bin x 8 /
--- 1000 / bin_s: bin k holds the times with floor(time / bin_s) = k and t = k x bin_s is its
--- start; zero-filled from t = 0 to the bin of the run's last event.
+-- throughput_series(bin_s): per run, flow (see flows, and wireless_flows for wireless runs)
+-- and time bin [t, t + bin_s), the bytes of the flow's data packets delivered in that bin x 8
+-- / 1000 / bin_s: bin k holds the times with floor(time / bin_s) = k and t = k x bin_s is its
+-- start; zero-filled from t = 0 to the bin of the run's last event. Wired: wire bytes of the
+-- `r` events at the destination node. Wireless: each data packet once, at its first `r` AGT
+-- line at the destination, with the size of its `s` AGT line (as wireless_flow_stats counts
+-- rx_bytes).
 CREATE OR REPLACE MACRO throughput_series(bin_s) AS TABLE
 WITH fl AS MATERIALIZED (
-    SELECT * FROM flows
+    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, name FROM flows
+    UNION ALL
+    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, name FROM wireless_flows
 ),
-delivered AS (
+wired_delivered AS (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, k, sum(size) AS bytes
     FROM (
         SELECT e.run_id, e.fid, e.src_node, e.src_port, e.dst_node, e.dst_port, e.size,
                CAST(floor(e.time / CAST(bin_s AS DOUBLE)) AS BIGINT) AS k
         FROM events e
-        JOIN fl f USING (run_id, fid, src_node, src_port, dst_node, dst_port)
+        JOIN flows f USING (run_id, fid, src_node, src_port, dst_node, dst_port)
         WHERE e.event = 'r' AND e.to_node = e.dst_node AND e.ptype <> 'ack'
           AND NOT (f.fulltcp AND e.size <= 40)
     )
     GROUP BY run_id, fid, src_node, src_port, dst_node, dst_port, k
 ),
+wl_sent AS (
+    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype,
+           arg_min(size, line_no) AS size
+    FROM wireless_events
+    WHERE layer = 'AGT' AND event = 's' AND ptype <> 'ack' AND node = src_node
+    GROUP BY run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype
+),
+wl_recv AS (
+    SELECT run_id, pkt_id, ptype, node, min(time) AS t_recv
+    FROM wireless_events
+    WHERE layer = 'AGT' AND event = 'r'
+    GROUP BY run_id, pkt_id, ptype, node
+),
+wl_delivered AS (
+    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, k, sum(size) AS bytes
+    FROM (
+        SELECT s.run_id, s.fid, s.src_node, s.src_port, s.dst_node, s.dst_port, s.size,
+               CAST(floor(r.t_recv / CAST(bin_s AS DOUBLE)) AS BIGINT) AS k
+        FROM wl_sent s
+        JOIN wl_recv r
+          ON r.run_id = s.run_id AND r.pkt_id = s.pkt_id AND r.ptype = s.ptype AND r.node = s.dst_node
+    )
+    GROUP BY run_id, fid, src_node, src_port, dst_node, dst_port, k
+),
+delivered AS (
+    SELECT * FROM wired_delivered UNION ALL SELECT * FROM wl_delivered
+),
 last_bin AS (
     SELECT run_id, CAST(floor(t_last / CAST(bin_s AS DOUBLE)) AS BIGINT) AS k_last
-    FROM (SELECT run_id, max(time) AS t_last FROM events GROUP BY run_id)
+    FROM (SELECT run_id, max(t_last) AS t_last
+          FROM (SELECT run_id, max(time) AS t_last FROM events GROUP BY run_id
+                UNION ALL
+                SELECT run_id, max(time) AS t_last FROM wireless_events GROUP BY run_id)
+          GROUP BY run_id)
 ),
 grid AS (
     SELECT f.run_id, f.fid, f.src_node, f.src_port, f.dst_node, f.dst_port, f.name,
@@ -32,5 +68,7 @@ SELECT g.run_id, g.fid, g.k * CAST(bin_s AS DOUBLE) AS t,
        coalesce(d.bytes, 0) * 8 / 1000 / CAST(bin_s AS DOUBLE) AS kbps,
        g.src_node, g.src_port, g.dst_node, g.dst_port, g.name
 FROM grid g
-LEFT JOIN delivered d USING (run_id, fid, src_node, src_port, dst_node, dst_port, k)
+LEFT JOIN delivered d
+  ON d.run_id = g.run_id AND d.fid IS NOT DISTINCT FROM g.fid AND d.src_node = g.src_node
+ AND d.src_port = g.src_port AND d.dst_node = g.dst_node AND d.dst_port = g.dst_port AND d.k = g.k
 ORDER BY g.run_id, g.fid, g.src_node, g.src_port, g.dst_node, g.dst_port, t

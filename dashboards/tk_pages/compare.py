@@ -12,7 +12,7 @@ if sel.wired.empty:
     st.info("No runs match the sidebar's filters.")
     st.stop()
 
-pinned = ui.pin_params(sel, keep=("variant", "queue"), page="compare")
+pinned = ui.pin_params(sel, keep=("variant", *dd.SERIES_PARAMS), page="compare")
 rows, splitters = dd.metric_rows(sel)
 rows = ui.apply_pins(rows, pinned)
 where = ", ".join(f"{k}={v}" for k, v in pinned.items())
@@ -85,7 +85,7 @@ for i, m in enumerate(dd.METRICS):
                      error_y="ci95_half_width",
                      color_discrete_map=ui.colour_map(d[x]) if one_series else None,
                      hover_data={"n_runs": True, "ci95_half_width": ":.4g", "config": True},
-                     labels={x: xt, "mean": mm.axis, "series": "Queue", "ci95_half_width": "95% CI ±",
+                     labels={x: xt, "mean": mm.axis, "series": sel.series_title, "ci95_half_width": "95% CI ±",
                              "n_runs": "seeds"},
                      title=mm.title + (f" ({d['series'].iloc[0]})" if one_series else ""))
         if one_series:
@@ -94,6 +94,7 @@ for i, m in enumerate(dd.METRICS):
         ui.chart(fig, f"compare-{m}", key=f"compare-{m}", height=340)
 
 st.subheader("Numbers")
+series_col = "routing" if sel.series_title == "Routing protocol" else "queue"
 show = rows[rows["mean"].notna()][["label", "setup", "series", "metric", "mean", "ci95_half_width", "n_runs", "seeds", "config"]
-            + [k for k in pinned if k in rows.columns]].rename(columns={"label": "flow", "series": "queue"})
-ui.table(show.sort_values(["metric", "flow", "queue"]), "compare", key="compare-table")
+            + [k for k in pinned if k in rows.columns]].rename(columns={"label": "flow", "series": series_col})
+ui.table(show.sort_values(["metric", "flow", series_col]), "compare", key="compare-table")

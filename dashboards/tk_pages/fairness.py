@@ -12,12 +12,12 @@ if sel.wired.empty:
     st.info("No runs match the sidebar's filters.")
     st.stop()
 
-numeric = [k for k in sel.varying if k not in ("variant", "queue", "pair") and dd.as_number(sel.wired[k]) is not None]
+numeric = [k for k in sel.varying if k not in ("variant", "pair", *dd.SERIES_PARAMS) and dd.as_number(sel.wired[k]) is not None]
 xk = None
 if numeric:
     default_x = "cbr_rate_mbps" if "cbr_rate_mbps" in numeric else numeric[0]
     xk = st.selectbox("Swept parameter (x axis)", numeric, index=numeric.index(default_x), key="fair-x")
-pinned = ui.pin_params(sel, keep=tuple(k for k in (xk, "variant", "queue", "pair") if k), page="fair")
+pinned = ui.pin_params(sel, keep=tuple(k for k in (xk, "variant", "pair", *dd.SERIES_PARAMS) if k), page="fair")
 rows, splitters = dd.metric_rows(sel)
 rows = ui.apply_pins(rows, pinned)
 if splitters:
@@ -40,7 +40,7 @@ else:
                   facet_col=facet, facet_col_wrap=2, line_dash="queue" if multi_q else None,
                   hover_data={"n_runs": True, "config": True},
                   labels={"x": x_title, "mean": "Throughput (kbit/s)", "flow": "Flow", "pairing": "Pairing",
-                          "ci95_half_width": "95% CI ±", "queue": "Queue"},
+                          "ci95_half_width": "95% CI ±", "queue": sel.series_title},
                   title="Each flow's throughput" + (" per pairing" if facet else f": {tp['pairing'].iloc[0]}"))
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_traces(mode=mode)

@@ -11,7 +11,8 @@ runs = sel.runs
 st.title("Overview")
 c = st.columns(4)
 c[0].metric("Runs in the store", len(runs))
-c[1].metric("Packet traces (wired)", int((runs["trace_kind"] == "wired").sum()))
+c[1].metric("Packet traces (wired, wireless)", f'{int((runs["trace_kind"] == "wired").sum())}, '
+                                                  f'{int((runs["trace_kind"] == "wireless").sum())}')
 c[2].metric("Scenarios", int(runs["scenario"].nunique()))
 c[3].metric("Selected packet traces", len(sel.wired))
 
@@ -26,7 +27,7 @@ st.subheader(f"Flow statistics: {sel.scenario or '(no scenario)'}")
 st.caption("One row per flow of each selected run, from the flow_stats view (sortable: click a column). "
            "Throughput and goodput in kbit/s, delays and jitter in ms, pdr and drop_rate as fractions of the "
            "packets sent.")
-cols = (["run_id", "seed", "queue_type"] + [k for k in sel.varying if k != "queue"]
+cols = (["run_id", "seed", "queue_type"] + [k for k in sel.varying if k not in dd.SERIES_PARAMS]
         + ["fid", "name", "ptype", "src_node", "dst_node", "sent_pkts", "recv_pkts", "dropped_pkts", "rx_bytes",
            "throughput_kbps", "goodput_kbps", "mean_delay_ms", "p50_delay_ms", "p95_delay_ms", "p99_delay_ms",
            "jitter_ms", "pdr", "drop_rate"])

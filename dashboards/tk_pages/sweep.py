@@ -22,7 +22,7 @@ default_x = "cbr_rate_mbps" if "cbr_rate_mbps" in numeric else numeric[0]
 xk = c1.selectbox("Swept parameter (x axis)", numeric, index=numeric.index(default_x), key="sweep-x")
 metric = c2.selectbox("Metric", list(dd.METRICS), format_func=lambda m: dd.METRICS[m].axis, key="sweep-metric")
 M = dd.METRICS[metric]
-pinned = ui.pin_params(sel, keep=(xk, "variant", "queue"), page="sweep")
+pinned = ui.pin_params(sel, keep=(xk, "variant", *dd.SERIES_PARAMS), page="sweep")
 show_runs = st.toggle("Show each run", value=sel.seed is None, key="sweep-runs",
                       help="The flow_stats (or fairness) value of every run behind the means, as small dots.")
 
@@ -39,7 +39,7 @@ if d.empty:
 num_x = dd.as_number(d[xk])
 d["x"] = num_x if num_x is not None else d[xk]
 # lines per variant and queue type; single runs (see the warning) as points, not lines
-d["series"] = "" if xk == "queue" else d["queue_type"].fillna("")
+d["series"] = "" if xk in dd.SERIES_PARAMS else d["queue_type"].fillna("")
 d["line"] = d["label"].where(d["label"].notna(), d["setup"])
 multi_series = d["series"].nunique() > 1
 colours = ui.colour_map(d["line"])

@@ -19,7 +19,7 @@ w["setup"] = [sel.setup_of(r) for _, r in w.iterrows()]
 w["group"] = w["run_id"].map(dd.setups(sel)) + " · " + w["queue_type"].fillna("")
 # default: one run per variant (or pair) and queue type, at the highest value of the other
 # swept parameters (the most loaded case of a CBR sweep) and the lowest seed
-others = [k for k in sel.varying if k not in ("variant", "pair", "queue")]
+others = [k for k in sel.varying if k not in ("variant", "pair", *dd.SERIES_PARAMS)]
 order = w.assign(_seed=w["seed"].fillna(0))
 for k in others:
     num = dd.as_number(order[k])
