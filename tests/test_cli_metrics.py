@@ -73,4 +73,4 @@ def test_run_prefix_and_csv(store):
 def test_no_match_is_one_line(store):
     p = tk(store, "metrics", "--where", "variant=C", check=False)
     assert p.returncode == 1
-    assert p.stderr.strip() == "tracekit: error: no wired runs match the --run/--where filters"
+    assert p.stderr.strip() == "tracekit: error: no packet-trace runs match the --run/--where filters"

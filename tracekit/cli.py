@@ -221,7 +221,9 @@ def metrics(
     data: Optional[Path] = DataOpt,
 ) -> None:
     """Per-flow metrics (the flow_stats view) and Jain's fairness (the fairness view) of the
-    selected wired runs. Definitions: the header of sql/flow_stats.sql and sql/fairness.sql.
+    selected packet-trace runs, wired and wireless; for wireless runs also the per-run MANET
+    metrics (wireless_run_stats: PDR, throughput, delay, routing packets, normalised routing
+    load). Definitions: the header of each sql/*.sql file and docs/contract-wireless.md.
 
     Example: tracekit metrics --where scenario=cbr-variants --where variant=Vegas --format csv
     """
@@ -243,22 +245,26 @@ def metrics(
             conds.append(f"map_extract_value(r.labels, '{k.replace(chr(39), chr(39) * 2)}') = ?")
         params.append(v)
     cond = " AND ".join(conds) or "TRUE"
-    selected = f"SELECT run_id FROM runs r WHERE trace_kind = 'wired' AND {cond}"
+    selected = f"SELECT run_id FROM runs r WHERE trace_kind IN ('wired', 'wireless') AND {cond}"
     n = con.execute(f"SELECT count(*) FROM ({selected})", params).fetchone()[0]
     if n == 0:
-        raise TracekitError("no wired runs match" + (" the --run/--where filters" if conds else "; ingest a packet trace first"))
+        raise TracekitError("no packet-trace runs match" + (" the --run/--where filters" if conds else "; ingest a packet trace first"))
     fs = con.execute(f"SELECT * FROM flow_stats WHERE run_id IN ({selected}) ORDER BY run_id, fid, src_node, dst_node", params)
     cols = [d[0] for d in fs.description]
     rows = fs.fetchall()
     fa = con.execute(f"SELECT * FROM fairness WHERE run_id IN ({selected}) ORDER BY run_id", params)
     fcols = [d[0] for d in fa.description]
     frows = fa.fetchall()
+    wl = con.execute(f"SELECT * FROM wireless_run_stats WHERE run_id IN ({selected}) ORDER BY run_id", params)
+    wcols = [d[0] for d in wl.description]
+    wrows = wl.fetchall()
     if fmt == "json":
         import json
         from .output import _plain
 
         print(json.dumps({"flow_stats": [{c: _plain(v) for c, v in zip(cols, r)} for r in rows],
-                          "fairness": [{c: _plain(v) for c, v in zip(fcols, r)} for r in frows]}, indent=1))
+                          "fairness": [{c: _plain(v) for c, v in zip(fcols, r)} for r in frows],
+                          "wireless_run_stats": [{c: _plain(v) for c, v in zip(wcols, r)} for r in wrows]}, indent=1))
         return
     if fmt == "csv":
         print_rows(cols, rows, "csv")
@@ -268,6 +274,8 @@ def metrics(
         cols, rows = [cols[i] for i in idx], [[r[i] for i in idx] for r in rows]
     print_rows(cols, rows, fmt, title=f"flow_stats ({n} run{'s' if n != 1 else ''})")
     print_rows(fcols, frows, fmt, title="fairness (Jain's index over the TCP flows of each run)")
+    if wrows:
+        print_rows(wcols, wrows, fmt, title="wireless_run_stats (all flows of each wireless run; nrl = routing packets per delivered data packet)")
 
 
 @app.command()
