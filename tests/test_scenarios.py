@@ -2,7 +2,8 @@
 
 The traces are checked with plain line loops here, independent of tracekit's
 parsers: meta headers, flows and fids, deliveries at the destination, cwnd
-lines per TCP agent, queue lines, seed behaviour, and parameter validation.
+lines per TCP agent, queue lines, seed behaviour, and parameter validation; for the
+wireless manet scenario, agent-level sends and deliveries in the old and new formats.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,12 @@ SHORT = {
                         "cbr_rate_mbps": "9", "cbr_start": "1", "cbr_stop": "3"},
     "reno-vs-vegas": {"duration": "12", "queue": "RED", "n_reno": "2", "vegas_start": "1"},
     "newreno-vs-reno": {"duration": "6", "config": "multi", "flows_per_variant": "2", "start_max": "1"},
+    "manet": {"duration": "10", "nodes": "10", "width_m": "500", "height_m": "500", "max_speed_mps": "20",
+              "pause_time": "0", "cbr_flows": "2", "tcp_flows": "1", "start_max": "1"},
 }
+# the trace files each scenario writes with its SHORT parameters
+FILES = {sid: ["packets.tr", "cwnd.tr"] if sid == "manet" else ["packets.tr", "cwnd.tr", "queue.tr"]
+         for sid in SHORT}
 
 
 def read_meta(path: Path) -> dict:
@@ -70,8 +76,67 @@ def packet_lines(path: Path):
                 yield f
 
 
+def wireless_lines(path: Path):
+    """(event, fields) of each event line of a wireless trace, old or new format:
+    fields maps the new format's tags (-t, -Ni, -Nl, -It, -Ii, -Is, -Id, -If, ...);
+    old-format lines are mapped onto the same tags (no -If: the old format has no fid)."""
+    with path.open() as fh:
+        for line in fh:
+            f = line.split()
+            if not f or f[0] not in ("s", "r", "f", "d", "D"):
+                continue  # meta header, M (movement), DSR's S... lines
+            if len(f) > 1 and f[1] == "-t":
+                yield f[0], dict(zip(f[1::2], f[2::2]))
+            elif len(f) >= 8:
+                d = {"-t": f[1], "-Ni": f[2].strip("_"), "-Nl": f[3], "-Nw": f[4], "-Ii": f[5],
+                     "-It": f[6], "-Il": f[7]}
+                if len(f) >= 17 and f[12] == "-------":
+                    d["-Is"] = f[13].lstrip("[").replace(":", ".")
+                    d["-Id"] = f[14].replace(":", ".")
+                yield f[0].lower(), d
+
+
+def agt_counts(path: Path) -> tuple[dict, dict]:
+    """Data packets (not TCP acks) sent at their source and received at their
+    destination at the agent layer, as {(ptype, src, dst, fid): set of uids}."""
+    sent, recv = defaultdict(set), defaultdict(set)
+    for ev, d in wireless_lines(path):
+        if d["-Nl"] != "AGT" or d["-It"] == "ack":
+            continue
+        key = (d["-It"], d["-Is"], d["-Id"], d.get("-If"))
+        if ev == "s" and d["-Ni"] == d["-Is"].split(".")[0]:
+            sent[key].add(d["-Ii"])
+        elif ev == "r" and d["-Ni"] == d["-Id"].split(".")[0]:
+            recv[key].add(d["-Ii"])
+    return sent, recv
+
+
+def check_wireless_packets(path: Path, flows: dict) -> dict:
+    """Every declared flow (new-format trace, fid on every line) sends and delivers
+    data at the agent layer; returns {fid: 'saddr.sport'}."""
+    n_lines = 0
+    seen_fids = set()
+    for ev, d in wireless_lines(path):
+        n_lines += 1
+        assert "-t" in d and "-Nl" in d, d
+        if "-If" in d and d["-It"] in ("cbr", "tcp", "ack"):
+            seen_fids.add(d["-If"])
+    assert n_lines > 100
+    assert seen_fids == set(flows), f"fids of data packets {seen_fids} != declared {set(flows)}"
+    sent, recv = agt_counts(path)
+    src_addr = {}
+    for (ptype, src, dst, fid), uids in sent.items():
+        assert fid not in src_addr, f"fid {fid} used by two agent pairs"
+        src_addr[fid] = src
+        assert ptype == ("cbr" if flows[fid].startswith("CBR") else "tcp"), (fid, ptype, flows[fid])
+        got = len(recv[(ptype, src, dst, fid)])
+        assert got >= 3, f"flow {fid} ({flows[fid]}) delivered {got} of {len(uids)} data packets"
+    assert set(src_addr) == set(flows)
+    return src_addr
+
+
 def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
-    paths = {p: out / f"{p}.tr" for p in ("packets", "cwnd", "queue")}
+    paths = {p[:-3]: out / p for p in FILES[sid]}
     metas = {k: read_meta(p) for k, p in paths.items()}
     flows = metas["packets"]["flows"]
     for kind, meta in metas.items():
@@ -91,6 +156,13 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
     assert flows, "no flows declared"
     fids = sorted(int(f) for f in flows)
     assert fids == list(range(1, len(fids) + 1)), f"fids must be 1..n, got {fids}"
+    if sid == "manet":
+        # unique names: "CBR 1".."CBR c", then "TCP 1".."TCP t"
+        c = params["cbr_flows"]
+        assert flows == {str(i): (f"CBR {i}" if i <= c else f"TCP {i - c}") for i in fids}
+        src_addr = check_wireless_packets(paths["packets"], flows)
+        check_cwnd(paths["cwnd"], flows, src_addr)
+        return
     for name in flows.values():
         assert name in TCP_NAMES | {"CBR"}
 
@@ -120,20 +192,7 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
     for fid, name in flows.items():
         assert delivered[fid] >= 3, f"flow {fid} ({name}) delivered {delivered[fid]} data packets"
 
-    # cwnd.tr: one series per TCP agent, keyed by (saddr, sport)
-    series = defaultdict(int)
-    with paths["cwnd"].open() as fh:
-        for line in fh:
-            if line.startswith("#"):
-                continue
-            f = line.split()
-            assert len(f) == 7 and f[5] == "cwnd_", line
-            float(f[0]), float(f[6])
-            series[f"{f[1]}.{f[2]}"] += 1
-    tcp_fids = [fid for fid, name in flows.items() if name != "CBR"]
-    assert len(series) == len(tcp_fids)
-    for fid in tcp_fids:
-        assert series[src_addr[fid]] >= 2, f"no cwnd_ changes for TCP flow {fid} ({src_addr[fid]})"
+    check_cwnd(paths["cwnd"], flows, src_addr)
 
     # queue.tr: per-event queue-monitor lines
     nq = 0
@@ -148,13 +207,30 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
     assert nq > 10
 
 
+def check_cwnd(path: Path, flows: dict, src_addr: dict) -> None:
+    """cwnd.tr: one series per TCP agent, keyed by (saddr, sport)."""
+    series = defaultdict(int)
+    with path.open() as fh:
+        for line in fh:
+            if line.startswith("#"):
+                continue
+            f = line.split()
+            assert len(f) == 7 and f[5] == "cwnd_", line
+            float(f[0]), float(f[6])
+            series[f"{f[1]}.{f[2]}"] += 1
+    tcp_fids = [fid for fid, name in flows.items() if not name.startswith("CBR")]
+    assert len(series) == len(tcp_fids)
+    for fid in tcp_fids:
+        assert series[src_addr[fid]] >= 2, f"no cwnd_ changes for TCP flow {fid} ({src_addr[fid]})"
+
+
 @needs_ns
 @pytest.mark.parametrize("sid", list(SCENARIOS))
 def test_scenario_runs_and_traces(sid, tmp_path):
     overrides = SHORT[sid]
     params = resolve_params(sid, overrides)
     paths = run_scenario_traces(sid, overrides, 7, tmp_path / "s7")
-    assert [p.name for p in paths] == ["packets.tr", "cwnd.tr", "queue.tr"]
+    assert [p.name for p in paths] == FILES[sid]
     assert all(p.is_file() and p.stat().st_size > 0 for p in paths)
     check_traces(sid, tmp_path / "s7", params, 7)
 
@@ -202,6 +278,93 @@ def test_tcl_rejects_unknown_key(tmp_path):
     assert proc.returncode == 1 and "Tahoe, Reno, Newreno, Vegas" in proc.stderr
 
 
+# ---------------------------------------------------------------- manet (wireless)
+
+# the routing protocol's own packets, by their ptype in the trace
+ROUTING_PTYPE = {"AODV": "AODV", "DSDV": "message", "DSR": "DSR"}
+
+
+@needs_ns
+@pytest.mark.parametrize("routing", list(ROUTING_PTYPE))
+def test_manet_routing(routing, tmp_path):
+    """Each routing protocol runs, sends its own control packets (and no other
+    protocol's), and delivers CBR and TCP data end to end at the agent layer.
+    30 s: DSDV's periodic updates (15 s) need that long to build routes."""
+    overrides = {**SHORT["manet"], "routing": routing, "duration": "30"}
+    paths = run_scenario_traces("manet", overrides, 3, tmp_path)
+    assert [p.name for p in paths] == ["packets.tr", "cwnd.tr"]
+    assert read_meta(paths[0])["params"]["routing"] == routing
+    rtr = Counter(d.get("-It") for ev, d in wireless_lines(paths[0]) if d["-Nl"] == "RTR")
+    assert rtr[ROUTING_PTYPE[routing]] > 0, rtr
+    assert not (set(ROUTING_PTYPE.values()) - {ROUTING_PTYPE[routing]}) & set(rtr), rtr
+    sent, recv = agt_counts(paths[0])
+    assert len(sent) == 3  # 2 CBR + 1 TCP, every flow sends
+    for ptype in ("cbr", "tcp"):
+        n_sent = sum(len(v) for k, v in sent.items() if k[0] == ptype)
+        n_recv = sum(len(v) for k, v in recv.items() if k[0] == ptype)
+        assert n_sent > 10 and n_recv >= 3, (ptype, n_sent, n_recv)
+        assert n_recv <= n_sent
+
+
+@needs_ns
+def test_manet_trace_formats(tmp_path):
+    """trace_format=old and new with one seed: the same simulation written in the CMU
+    format (no -t lines) and in the new format (every event line -t)."""
+    runs = {}
+    for fmt in ("old", "new"):
+        paths = run_scenario_traces("manet", {**SHORT["manet"], "trace_format": fmt}, 5, tmp_path / fmt)
+        assert read_meta(paths[0])["params"]["trace_format"] == fmt
+        events = Counter()
+        n_new = n_old = 0
+        for line in paths[0].read_text().splitlines():
+            f = line.split()
+            if f[0] in ("s", "r", "f", "d", "D"):
+                if f[1] == "-t":
+                    n_new += 1
+                else:
+                    float(f[1])
+                    n_old += 1
+        assert (n_new == 0) if fmt == "old" else (n_old == 0), (fmt, n_new, n_old)
+        for ev, d in wireless_lines(paths[0]):
+            events[(ev, d["-Nl"], d.get("-It"), d.get("-Nw"))] += 1
+        moves = [ln for ln in paths[0].read_text().splitlines() if ln.startswith("M ")]
+        sent, recv = agt_counts(paths[0])
+        agt = {k[:3]: (len(sent[k]), len(recv[k])) for k in sent}  # old format: no fid
+        runs[fmt] = (n_new + n_old, moves, agt, paths[1])
+    old, new = runs["old"], runs["new"]
+    assert old[0] == new[0] > 1000
+    assert old[1] == new[1] and len(old[1]) >= 10, "different movements"
+    assert old[2] == new[2], "different agent-level sends/deliveries"
+    assert body(old[3]) == body(new[3]), "different cwnd_ series"
+
+
+@needs_ns
+def test_manet_pattern_same_for_every_protocol(tmp_path):
+    """One seed is one movement-and-traffic pattern whatever the routing protocol:
+    the same M lines, flow end points and start times."""
+    patterns = []
+    for routing in ROUTING_PTYPE:
+        paths = run_scenario_traces("manet", {**SHORT["manet"], "routing": routing, "duration": "5"},
+                                    4, tmp_path / routing)
+        moves = [ln for ln in paths[0].read_text().splitlines() if ln.startswith("M ")]
+        first_send = {}
+        for ev, d in wireless_lines(paths[0]):
+            if ev == "s" and d["-Nl"] == "AGT" and d["-It"] in ("cbr", "tcp"):
+                first_send.setdefault((d["-It"], d["-Is"], d["-Id"], d["-If"]), d["-t"])
+        assert moves and len(first_send) == 3
+        patterns.append((moves, first_send))
+    assert patterns[0] == patterns[1] == patterns[2]
+
+
+@needs_ns
+def test_manet_without_tcp(tmp_path):
+    """No TCP flow: no cwnd.tr, and the runner accepts its absence (and queue.tr's)."""
+    paths = run_scenario_traces("manet", {**SHORT["manet"], "tcp_flows": "0", "cbr_flows": "3"}, 1, tmp_path)
+    assert [p.name for p in paths] == ["packets.tr"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["packets.tr"]
+    assert read_meta(paths[0])["flows"] == {"1": "CBR 1", "2": "CBR 2", "3": "CBR 3"}
+
+
 # ---------------------------------------------------------------- validation
 
 @pytest.mark.parametrize(
@@ -217,6 +380,9 @@ def test_tcl_rejects_unknown_key(tmp_path):
         ("cbr-fairness", {"pair": "Reno/Vegas"}, ["pair", "Newreno-Vegas"]),
         ("queue-influence", {"cbr_start": "20", "cbr_stop": "10"}, ["cbr_stop", "cbr_start"]),
         ("cbr-variants", {"seed": "3"}, ["seed", "--seed"]),
+        ("manet", {"routing": "OLSR"}, ["routing", "one of AODV, DSDV, DSR"]),
+        ("manet", {"nodes": "2"}, ["nodes", "out of range", "[3, 100]"]),
+        ("manet", {"cbr_flows": "0", "tcp_flows": "0"}, ["at least one flow"]),
         ("cbr-variants", {"out_dir": "/tmp"}, ["out_dir"]),
     ],
 )

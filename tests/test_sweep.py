@@ -89,6 +89,21 @@ def test_sweep_runs_everything_and_rerun_does_nothing(tmp_path):
 
 
 @needs_ns
+def test_manet_sweep_lands_wireless_runs_and_resumes(tmp_path):
+    """The wireless scenario: a packet trace of kind wireless and a cwnd trace per
+    simulation, no queue trace; a re-run knows them as done."""
+    data = tmp_path / "store"
+    args = ["sweep", "manet", "--grid", "routing=AODV,DSR", "--seeds", "1",
+            "--set", "duration=4", "--set", "nodes=6", "--set", "start_max=1"]
+    p = tk(*args, data=data)
+    assert "sweep: 2 ran, 0 already in the store, 0 failed" in p.stdout
+    assert count_runs(data) == {"wireless": 2, "tcpvar": 2}
+    p = tk(*args, data=data)
+    assert "sweep: 0 ran, 2 already in the store, 0 failed" in p.stdout
+    assert count_runs(data) == {"wireless": 2, "tcpvar": 2}
+
+
+@needs_ns
 def test_killed_sweep_resumes(tmp_path):
     data = tmp_path / "store"
     args = TK + ["sweep", "cbr-variants", "--grid", "cbr_rate_mbps=1:6:1", "--seeds", "1-2",

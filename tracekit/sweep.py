@@ -138,7 +138,7 @@ def plan_experiment(name: str, seeds: list[int] | None = None) -> list[SimSpec]:
 
 
 def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
-    """sim_ids whose packet trace is in the store."""
+    """sim_ids whose packet trace (wired, or wireless for manet) is in the store."""
     store = Store(data_dir)
     if not store.exists or not store.run_ids():
         return set()
@@ -147,7 +147,7 @@ def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
     pattern = str(store.runs_dir / "run_id=*" / "run.parquet").replace("'", "''")
     rows = duckdb.sql(
         f"SELECT DISTINCT l.value FROM (SELECT unnest(labels) AS l, trace_kind FROM read_parquet('{pattern}', union_by_name=true)) "
-        "WHERE l.key = 'sim_id' AND trace_kind = 'wired'"
+        "WHERE l.key = 'sim_id' AND trace_kind IN ('wired', 'wireless')"
     ).fetchall()
     return {r[0] for r in rows}
 

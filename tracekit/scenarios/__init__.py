@@ -1,7 +1,8 @@
 """Bundled ns-2 scenarios reproducing the source papers' experiments.
 
 ``SCENARIOS`` / ``EXPERIMENTS`` describe them as data; ``run_scenario_traces``
-runs one under ns-2 and returns the trace files (packets.tr, cwnd.tr, queue.tr).
+runs one under ns-2 and returns the trace files (packets.tr, cwnd.tr, queue.tr;
+the wireless manet scenario writes no queue.tr).
 """
 
 from .registry import (

@@ -107,6 +107,9 @@ class Scenario:
     description: str
     script: str  # file name under TCL_DIR
     params: tuple[Param, ...]
+    # the trace files the script always writes into out_dir (the runner fails without
+    # them); it may write others of runner.TRACE_FILES (manet: cwnd.tr with TCP flows)
+    trace_files: tuple[str, ...] = ("packets.tr", "cwnd.tr", "queue.tr")
 
     @property
     def script_path(self) -> Path:
@@ -191,6 +194,8 @@ PAPER_001 = "001: H Dave, P Dihulia, V Gupta, 'Performance Analysis by Varying P
 PAPER_002 = "002: C Lees, 'An Analysis of TCP Variants under a Constant Bit Rate Flow' (CS5700 HW3)"
 PAPER_003 = "003: T Chowdhury, M J Alam, 'Performance Evaluation of TCP Vegas over TCP Reno and TCP New Reno over TCP Reno'"
 PAPER_004 = "004: IJSER 7(4) 2016, TCP variants under congestion, fairness and queueing (Tahoe/Reno/NewReno/Vegas/SACK)"
+BROCH_1998 = ("J Broch, D A Maltz, D B Johnson, Y-C Hu, J Jetcheva, 'A Performance Comparison of Multi-Hop "
+              "Wireless Ad Hoc Network Routing Protocols', MobiCom 1998")
 
 _SCENARIO_LIST = [
     Scenario(
@@ -407,6 +412,54 @@ _SCENARIO_LIST = [
                  "TCP window_; 0 = the paper's window in bytes / packet size for the config (16, 4, 14)"),
         ),
     ),
+    Scenario(
+        id="manet",
+        title="Mobile ad-hoc network, random waypoint, CBR and TCP flows; AODV, DSDV or DSR routing",
+        paper=BROCH_1998 + " (in its style; not a reproduction of its numbers)",
+        experiment="comparison of ad-hoc routing protocols: delivery ratio, routing overhead, delay vs mobility",
+        description=(
+            "nodes mobile nodes on a flat width_m x height_m area; 802.11 MAC, TwoRayGround, "
+            "OmniAntenna, LL, interface queue PriQueue of 50 packets (CMUPriQueue for DSR), all ns-2.35 "
+            "defaults otherwise (2 Mb/s, RTS/CTS, 250 m range); agent, router, MAC and movement tracing. "
+            "Random waypoint mobility generated in the script from the seed (no setdest file): random "
+            "start positions, each node pauses pause_time, then moves to a random destination at a speed "
+            "~ Uniform[1, max_speed_mps) (max_speed_mps=0: static nodes), pauses again, and so on. "
+            "Flows between random pairs of distinct nodes: cbr_flows CBR/UDP flows (fids 1..c, named "
+            "'CBR k') and tcp_flows TCP Reno + FTP flows (next fids, 'TCP k'), starting at random times in "
+            "[0, start_max). Positions, movements, flow end points and start times come from their own "
+            "random substream of the seed, so a seed is one movement-and-traffic pattern for every "
+            "routing protocol and trace format, as in Broch et al., who ran every protocol on the same "
+            "patterns. Broch et al. used 50 nodes on 1500 m x 300 m, 900 s, max speed 1 or 20 m/s, "
+            "pause 0..900 s, 10-30 CBR sources of 4 packets/s and 64 bytes, no TCP; our defaults (20 "
+            "nodes, 800 m x 800 m, 50 s, 10 m/s, pause 5 s, 3 CBR flows of 4 x 512-byte packets/s, one "
+            "TCP flow) are smaller so a run takes under a second of ns time; set them to theirs for the "
+            "real thing. trace_format=new calls use-newtrace before the nodes exist; old is the CMU "
+            "format (same events). Trace files: packets.tr (wireless) and, with TCP flows, cwnd.tr "
+            "(cwnd_ of every TCP sender); no queue trace."
+        ),
+        script="manet.tcl",
+        params=(
+            _duration(50.0),
+            _choice("routing", "AODV", ("AODV", "DSDV", "DSR"), help="ad-hoc routing protocol"),
+            _int("nodes", 20, 3, 100, "nodes", "number of mobile nodes (Broch: 50)"),
+            _int("width_m", 800, 10, 100000, "m", "area width (Broch: 1500)"),
+            _int("height_m", 800, 10, 100000, "m", "area height (Broch: 300)"),
+            _float("max_speed_mps", 10.0, 0.0, 100.0, "m/s",
+                   "random waypoint speed ~ Uniform[1, max) (= max if <= 1; 0 = static); Broch: 1 or 20"),
+            _float("pause_time", 5.0, 0.0, 100000.0, "s",
+                   "random waypoint pause, also before the first move (Broch: 0..900)"),
+            _int("cbr_flows", 3, 0, 100, "flows", "CBR/UDP flows between random node pairs (Broch: 10, 20, 30)"),
+            _int("cbr_packet_size", 512, 1, 65000, "bytes", "CBR packet size (Broch: 64)"),
+            _float("cbr_rate_pps", 4.0, 0.001, 100000.0, "packets/s", "CBR packets per second per flow (Broch: 4)"),
+            _int("tcp_flows", 1, 0, 100, "flows", "TCP Reno + FTP flows between random node pairs (Broch: none)"),
+            _int("tcp_packet_size", 1000, 1, 65000, "bytes", "TCP packetSize_ (payload; ns default)"),
+            _int("tcp_window", 20, 1, 1000000, "packets", "TCP window_ (ns default)"),
+            _float("start_max", 5.0, 0.0, 100000.0, "s", "flow start times ~ Uniform[0, start_max)"),
+            _choice("trace_format", "new", ("new", "old"),
+                    help="wireless trace format: new = use-newtrace (-t format), old = CMU format"),
+        ),
+        trace_files=("packets.tr",),
+    ),
 ]
 
 SCENARIOS: dict[str, Scenario] = {s.id: s for s in _SCENARIO_LIST}
@@ -504,6 +557,23 @@ _EXPERIMENT_LIST = [
         description="Paper 003 second part: NewReno vs Reno on the single DropTail, single RED and "
                     "two-bottleneck setups.",
     ),
+    Experiment(
+        name="manet-routing",
+        scenario="manet",
+        grid={"routing": ["AODV", "DSDV", "DSR"]},
+        seeds=[1, 2, 3, 4, 5],
+        description="Broch et al. 1998 style: AODV, DSDV and DSR on the same five movement-and-traffic "
+                    "patterns (seeds), scenario defaults.",
+    ),
+    Experiment(
+        name="manet-speed",
+        scenario="manet",
+        grid={"routing": ["AODV", "DSDV", "DSR"], "max_speed_mps": [1.0, 5.0, 10.0, 20.0]},
+        seeds=[1, 2, 3],
+        fixed={"pause_time": 0.0},
+        description="Routing protocols vs mobility: max speed 1..20 m/s (Broch's 1 and 20 included), "
+                    "pause 0 s (constant motion); speeds between are our choice.",
+    ),
 ]
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in _EXPERIMENT_LIST}
@@ -554,6 +624,8 @@ def _check_cross(scenario_id: str, p: dict[str, Any]) -> None:
         )
     if scenario_id == "reno-vs-vegas" and p["n_reno"] + p["n_vegas"] < 1:
         raise ValueError(f"{scenario_id}: need at least one flow (n_reno + n_vegas >= 1)")
+    if scenario_id == "manet" and p["cbr_flows"] + p["tcp_flows"] < 1:
+        raise ValueError(f"{scenario_id}: need at least one flow (cbr_flows + tcp_flows >= 1)")
 
 
 def format_value(value: Any) -> str:

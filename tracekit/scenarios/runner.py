@@ -11,6 +11,8 @@ from typing import Any
 
 from .registry import format_value, get_scenario, resolve_params
 
+# every trace file a scenario may write; Scenario.trace_files are the ones it must
+# write (the wireless manet writes no queue.tr, and cwnd.tr only with TCP flows)
 TRACE_FILES = ("packets.tr", "cwnd.tr", "queue.tr")
 META_PREFIX = "# tracekit-meta "
 
@@ -74,11 +76,13 @@ def run_scenario_traces(
 ) -> list[Path]:
     """Run ``scenario_id`` under ns-2 with ``params`` (overrides; strings or typed
     values, validated with resolve_params) and ``seed`` (>= 1), writing
-    packets.tr, cwnd.tr and queue.tr into ``out_dir`` (created if needed).
+    packets.tr, cwnd.tr and queue.tr into ``out_dir`` (created if needed); a
+    scenario may leave out those not in its ``Scenario.trace_files``.
 
-    Returns the paths of the trace files written.  Raises ValueError for bad
-    parameters, NsNotFoundError if ns is missing, ScenarioRunError (with the last
-    ~20 lines of ns output in the message) if the simulation fails or times out.
+    Returns the paths of the trace files written, in TRACE_FILES order.  Raises
+    ValueError for bad parameters, NsNotFoundError if ns is missing,
+    ScenarioRunError (with the last ~20 lines of ns output in the message) if the
+    simulation fails or times out.
     """
     resolved = resolve_params(scenario_id, {k: format_value(v) if not isinstance(v, str) else v
                                             for k, v in (params or {}).items()})
@@ -122,7 +126,8 @@ def run_scenario_traces(
             f"ns-2 reported an error running scenario {scenario_id} (exit status 0); last output:\n{tail}",
             returncode=proc.returncode, output_tail=tail,
         )
-    paths = [out_dir / name for name in TRACE_FILES]
+    required = get_scenario(scenario_id).trace_files
+    paths = [out_dir / name for name in TRACE_FILES if name in required or (out_dir / name).exists()]
     problems = []
     for p in paths:
         if not p.exists():

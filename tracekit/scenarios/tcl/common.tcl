@@ -3,8 +3,9 @@
 # Sourced by every tracekit/scenarios/tcl/<id>.tcl.  Provides:
 #   tk_parse_args SCENARIO SPEC   key=value command-line parsing into the array P
 #   tk_flow FID NAME              declare a flow (goes into the metadata header)
-#   tk_open_traces                open packets.tr/cwnd.tr/queue.tr, write the
-#                                 "# tracekit-meta {...}" header, $ns trace-all
+#   tk_open_traces ?KINDS?        open packets.tr/cwnd.tr/queue.tr (or the KINDS
+#                                 given), write the "# tracekit-meta {...}"
+#                                 header, $ns trace-all
 #   tk_tcp_flow / tk_cbr_flow     build sources, sinks and their applications
 #   tk_monitor_queue A B          per-event "q -t" lines of link A->B into queue.tr
 #   tk_jitter                     a random start offset drawn from the seeded RNG
@@ -89,16 +90,20 @@ proc tk_meta {kind} {
     return "# tracekit-meta \{\"scenario\": [tk_json_str $tk(scenario)], \"seed\": $P(seed), \"params\": \{[join $ps {, }]\}, \"flows\": \{[join $fl {, }]\}, \"file\": [tk_json_str $kind]\}"
 }
 
-# Must be called after the flows are declared and BEFORE any link is created
-# (links created before trace-all are silently untraced).
-proc tk_open_traces {} {
+# Must be called after the flows are declared and BEFORE any link or node is
+# created (links created before trace-all are silently untraced).  kinds: the
+# trace files to write (a scenario without queue monitors leaves out queue).
+proc tk_open_traces {{kinds {packets cwnd queue}}} {
     global ns tk P defaultRNG
     $defaultRNG seed $P(seed)
     set tk(jitter_rv) [new RandomVariable/Uniform]
+    set tk(open) {}
     foreach {var kind} {pf packets cf cwnd qf queue} {
+        if {[lsearch -exact $kinds $kind] < 0} continue
         set f [open [file join $P(out_dir) $kind.tr] w]
         puts $f [tk_meta $kind]
         set tk($var) $f
+        lappend tk(open) $var
     }
     $ns trace-all $tk(pf)
 }
@@ -211,7 +216,7 @@ proc tk_build_n6 {bw delay queue_limit queues} {
 proc tk_finish {} {
     global ns tk
     $ns flush-trace
-    foreach v {pf cf qf} { flush $tk($v); close $tk($v) }
+    foreach v $tk(open) { flush $tk($v); close $tk($v) }
     exit 0
 }
 
