@@ -27,8 +27,9 @@ PAGES = ["overview", "compare", "sweep", "timeseries", "fairness", "throughput_d
 
 
 def make_store(d: Path) -> Path:
-    """16 short simulations: cbr-variants Reno/Vegas x CBR 3/9 Mb/s, cbr-fairness Reno-Vegas x
-    CBR 3/9, queue-influence DropTail/RED; two seeds each, 2-3 simulated seconds."""
+    """22 short simulations: cbr-variants Reno/Vegas x CBR 3/9 Mb/s, cbr-fairness Reno-Vegas x
+    CBR 3/9, queue-influence DropTail/RED, manet AODV/DSDV/DSR; two seeds each, 2-15
+    simulated seconds."""
     if not os.access(NS, os.X_OK):
         pytest.skip("ns-2 (/usr/bin/ns) is not installed")
     from tracekit.sweep import plan_sweep, run_sims
@@ -39,6 +40,10 @@ def make_store(d: Path) -> Path:
                         [1, 2], {"duration": "2"})
     specs += plan_sweep("queue-influence", [("queue", ["DropTail", "RED"])], [1, 2],
                         {"duration": "3", "cbr_start": "1", "cbr_stop": "2"})
+    # wireless: the MANET scenario under each routing protocol (fewer runs than cbr-variants,
+    # which stays the sidebar's default scenario)
+    specs += plan_sweep("manet", [("routing", ["AODV", "DSDV", "DSR"])], [1, 2],
+                        {"duration": "15", "nodes": "10", "width_m": "500", "height_m": "500"})
     results = run_sims(specs, d, jobs=2)
     assert [r.status for r in results] == ["done"] * len(specs), [r.error for r in results if r.error]
     return d
@@ -325,3 +330,90 @@ def test_dashboard_module_does_not_import_streamlit():
                           "print(any(m.split('.')[0] in ('streamlit', 'plotly') for m in sys.modules))"],
                          capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+# ---------------------------------------------------------------------------------------
+# wireless runs (the manet scenario of the fixture store)
+
+WIRELESS_PAGES = PAGES[:-1] + ["wireless"]
+
+
+@pytest.mark.parametrize("seed", [None, 1])
+@pytest.mark.parametrize("page", WIRELESS_PAGES)
+def test_pages_render_for_wireless_runs(app, page, seed):
+    at = app("overview", "manet")
+    if seed:
+        at.sidebar.selectbox(key="seed-manet").set_value(seed).run()
+    at.switch_page(f"tk_pages/{page}.py").run()
+    assert not at.exception, at.exception[0].message
+    if page in ("overview", "compare", "sweep", "timeseries", "throughput_delay", "wireless"):
+        assert charts(at), f"{page}: no chart for wireless runs"
+
+
+def test_sidebar_names_the_routing_protocol(app):
+    at = app("overview", "manet")
+    labels = [m.label for m in at.sidebar.multiselect]
+    assert "Routing protocol" in labels and "Queue type" not in labels
+    assert sorted(at.sidebar.multiselect(key="queues-manet").value) == ["AODV", "DSDV", "DSR"]
+
+
+def _wireless_runs(con):
+    return rows_of(con, "SELECT w.*, r.labels['routing'] AS routing, r.seed FROM wireless_run_stats w "
+                        "JOIN runs r USING (run_id) WHERE r.scenario = 'manet'")
+
+
+def rows_of(con, sql: str) -> list[dict]:
+    cur = con.execute(sql)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def test_wireless_page_compares_routing_protocols(app, con):
+    """The bars are each protocol's mean over the seeds of wireless_run_stats (pdr, nrl, ...),
+    whiskers the Student t 95% half-width: recomputed here from the per-run rows."""
+    from scipy import stats
+
+    at = app("wireless", "manet")
+    runs = _wireless_runs(con)
+    assert {r["routing"] for r in runs} == {"AODV", "DSDV", "DSR"}
+    by_title = {f["spec"]["layout"]["title"]["text"]: f for f in charts(at)}
+    for metric, column, title in (("run_pdr", "pdr", "Packet delivery ratio (all flows)"),
+                                  ("nrl", "nrl", "Normalised routing load"),
+                                  ("run_mean_delay_ms", "mean_delay_ms", "Mean end-to-end delay")):
+        fig = next(f for t, f in by_title.items() if t.startswith(title))
+        got = {}
+        for tr in fig["spec"]["data"]:
+            (x,) = tr["x"]
+            got[x] = (float(arr(tr["y"])[0]), float(arr(tr["error_y"]["array"])[0]))
+        for proto in ("AODV", "DSDV", "DSR"):
+            vals = [r[column] for r in runs if r["routing"] == proto and r[column] is not None]
+            assert vals, (proto, column)
+            n = len(vals)
+            assert close(got[proto][0], sum(vals) / n), (metric, proto)
+            if n > 1:
+                half = stats.t.ppf(0.975, n - 1) * float(np.std(vals, ddof=1)) / math.sqrt(n)
+                assert math.isclose(got[proto][1], half, rel_tol=1e-6, abs_tol=1e-12), (metric, proto)
+
+
+def test_wireless_drops_chart_is_drops_per_run(app, con):
+    at = app("wireless", "manet")
+    fig = next(f for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Drops per run"))
+    drops = rows_of(con, "SELECT d.*, r.labels['routing'] AS routing FROM wireless_drops d JOIN runs r USING (run_id) "
+                         "WHERE r.scenario = 'manet'")
+    n_runs = {p: sum(1 for r in _wireless_runs(con) if r["routing"] == p) for p in ("AODV", "DSDV", "DSR")}
+    want: dict = {}
+    for d in drops:
+        k = (d["routing"], f"{d['layer']} {d['reason'] or '(none)'}")
+        want[k] = want.get(k, 0) + d["drops"]
+    got = {}
+    for tr in fig["spec"]["data"]:
+        for x, y in zip(tr["x"], arr(tr["y"])):
+            got[(tr["name"], x)] = float(y)
+    assert got and set(got) == set(want)
+    for k, total in want.items():
+        assert close(got[k], total / n_runs[k[0]]), k
+
+
+def test_wireless_page_on_wired_runs_says_so(app):
+    at = app("wireless")
+    assert any("No wireless runs" in i.value for i in at.info)
