@@ -19,6 +19,8 @@ if command -v ns >/dev/null 2>&1; then
       --set duration=5 --seeds 1-3 || exit 1
   $TK sweep queue-influence --grid queue=DropTail,RED --set variant=Reno --seeds 1-2 || exit 1
   $TK sweep reno-vs-vegas --grid queue=DropTail,RED --seeds 1-2 || exit 1
+  # wireless: ad-hoc routing protocols compared on a 20-node random-waypoint MANET
+  $TK sweep manet --grid routing=AODV,DSDV,DSR --set duration=30 --seeds 1-3 || exit 1
 else
   step "ns-2 is not available here: ingesting the recorded runs in sample_traces/"
   $TK ingest sample_traces/ >/dev/null || exit 1
@@ -41,6 +43,13 @@ $TK sql "SELECT regexp_extract(config, 'pair=([^,]+)', 1) AS pair, n_runs,
                 round(mean, 4) AS jain_index, round(ci95_half_width, 4) AS ci95
          FROM replication_stats WHERE scenario = 'cbr-fairness' AND metric = 'jain_index'
          ORDER BY pair" || exit 1
+
+step "ad-hoc routing protocols (manet; all flows of a run, mean over seeds, 95% CI half-width)"
+$TK sql "SELECT regexp_extract(config, 'routing=([^,]+)', 1) AS routing, metric, n_runs,
+                round(mean, 3) AS mean, round(ci95_half_width, 3) AS ci95
+         FROM replication_stats
+         WHERE scenario = 'manet' AND metric IN ('run_pdr', 'run_mean_delay_ms', 'nrl')
+         ORDER BY metric, routing" || exit 1
 
 if [ "${1:-}" = "--no-dashboard" ]; then
   step "done; start the dashboard with: $TK dashboard"

@@ -25,6 +25,7 @@ SAMPLES = [
     ("cbr-fairness", {"pair": ["Reno-Reno", "Newreno-Reno", "Vegas-Vegas", "Newreno-Vegas"]}, {"duration": "5"}, [1, 2]),
     ("queue-influence", {"queue": ["DropTail", "RED"]}, {"variant": "Reno"}, [1]),
     ("reno-vs-vegas", {"queue": ["DropTail", "RED"]}, {}, [1]),
+    ("manet", {"routing": ["AODV", "DSDV", "DSR"]}, {"duration": "30"}, [1, 2]),
 ]
 
 
@@ -34,8 +35,10 @@ def main(out: Path) -> None:
         for spec in plan_sweep(scenario, list(grid.items()), seeds, fixed):
             name = "-".join(dict(spec.params)[k] for k in grid) + f"-seed{spec.seed}"
             specs.append((spec, out / scenario / name))
-    if out.exists():
-        shutil.rmtree(out)
+    if out.exists():   # the simulations' folders go; README.md stays
+        for d in out.iterdir():
+            if d.is_dir():
+                shutil.rmtree(d)
 
     def one(item):
         spec, dest = item

@@ -150,7 +150,8 @@ WIRELESS_MOVEMENTS = pa.schema(
 )
 
 # wireless_energy: energy readings: old-format `[energy E ei I es S et T er R]` blocks (all
-# five), new-format `-Ne` when an energy model is on, and `N -t T -n NODE -e E` lines (energy only).
+# five), new-format `-Ne` when an energy model is on, and the `N -t T -n NODE -e E` lines an
+# energy model writes in both formats (energy only).
 WIRELESS_ENERGY = pa.schema(
     [
         ("line_no", pa.int64()),
