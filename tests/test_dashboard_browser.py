@@ -217,3 +217,26 @@ def test_sidebar_and_sql_interaction(server, browser, shots):
     page.wait_for_selector('[data-testid="stAlertContentError"]', timeout=60_000)
     assert "only queries are allowed" in page.locator('[data-testid="stAlertContentError"]').inner_text()
     page.close()
+
+
+def test_wireless_page_in_chromium(server, browser, shots):
+    """The Wireless page on the fixture store's manet runs: pick the scenario in the sidebar,
+    the routing-protocol charts (PDR, throughput, delay, NRL, routing packets), the drops by
+    layer and reason and the forwarding per node all draw."""
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{server}/wireless")
+    page.locator("h1", has_text="Wireless").wait_for(timeout=120_000)
+    _settle(page)
+    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+    page.get_by_role("option", name="manet", exact=False).click()
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 7", timeout=120_000)
+    _settle(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.get_by_text("Normalised routing load").count() >= 1
+    assert page.get_by_text("Drops per run by layer and reason").count() >= 1
+    assert page.locator(".js-plotly-plot .main-svg").count() >= 7
+    assert not errors, errors
+    _screenshot(page, shots / "wireless.png")
+    page.close()
