@@ -6,7 +6,8 @@
 -- line of the sent / received packets (not the `r` size: routing adds 20 B of IP header to
 -- non-TCP packets); throughput = rx_bytes x 8 / 1000 / (last delivery - first send), 0 when
 -- nothing arrived, NULL when that interval is not positive; goodput = payload of the first
--- delivery of each seq (tcp: size - 40, never negative; else the size) over the same
+-- delivery of each seq (packets without one count each once; tcp: size - 40, never
+-- negative; else the size) over the same
 -- interval; delay = first `r` AGT at the destination - first `s` AGT at the source (ms;
 -- quantiles interpolate linearly); jitter = mean |D_i - D_(i-1)| in arrival (line) order;
 -- pdr = recv / sent; drop_rate = dropped / sent; t_first_send, t_last_recv in seconds.
@@ -77,7 +78,7 @@ payload AS (  -- first delivery of each seq
         SELECT flow_no, seq, arg_min(size, recv_line) AS size, arg_min(ptype, recv_line) AS ptype
         FROM pk
         WHERE t_recv IS NOT NULL
-        GROUP BY flow_no, seq
+        GROUP BY flow_no, seq, CASE WHEN seq IS NULL THEN pkt_id END  -- no seq: each packet once
     )
     GROUP BY flow_no
 )

@@ -213,14 +213,16 @@ def reference_text(text: str) -> dict:
         all_delays_ms.extend(delays_ms)
         # "goodput: payload bytes of distinct sequence numbers delivered (first delivery of
         # each seq, in arrival order): for tcp the size on the s AGT line minus 40 (never
-        # negative), for other ptypes the whole size"
+        # negative), for other ptypes the whole size"; "a packet type without sequence
+        # numbers counts each packet once"
         seen_seq = set()
         payload = 0
         for nm in arrivals:
             s_ln = sent_line[nm]
-            if s_ln.seq in seen_seq:
+            seq_key = ("seq", s_ln.seq) if s_ln.seq is not None else ("pkt", nm)
+            if seq_key in seen_seq:
                 continue
-            seen_seq.add(s_ln.seq)
+            seen_seq.add(seq_key)
             payload += max(s_ln.size - 40, 0) if s_ln.ptype == "tcp" else s_ln.size
         # "throughput_kbps: rx_bytes x 8 / 1000 / (last delivery time - first send time);
         # 0 when nothing was received; NULL when that interval is not positive."

@@ -583,3 +583,28 @@ def test_dsr_logs(real, traces, fmt):
     assert n_s > 100
     got = rows(con, "SELECT count(*) AS n FROM wireless_logs WHERE run_id = ?", [ids[(fmt, "DSR", False)]])
     assert got[0]["n"] == n_s
+
+
+# A packet type without sequence numbers (an Application/Traffic/Exponential source: ptype
+# `exp`, no -P part): goodput counts each delivered packet once. Two packets of 200 B sent at
+# 1.0 and 1.5, delivered at 1.1 and 1.6: rx 400 B over 1.6 - 1.0 = 0.6 s -> 400 * 8 / 1000 /
+# 0.6 = 5.333... kbit/s, and goodput the same (a single "seq" would count 200 B only).
+EXP_NEW = """\
+s -t 1.000000000 -Hs 0 -Hd -2 -Ni 0 -Nx 0.00 -Ny 0.00 -Nz 0.00 -Ne -1.000000 -Nl AGT -Nw --- -Ma 0 -Md 0 -Ms 0 -Mt 0 -Is 0.0 -Id 1.0 -It exp -Il 200 -If 7 -Ii 10 -Iv 32 
+r -t 1.100000000 -Hs 1 -Hd 1 -Ni 1 -Nx 0.00 -Ny 0.00 -Nz 0.00 -Ne -1.000000 -Nl AGT -Nw --- -Ma 13a -Md 1 -Ms 0 -Mt 800 -Is 0.0 -Id 1.0 -It exp -Il 220 -If 7 -Ii 10 -Iv 32 
+s -t 1.500000000 -Hs 0 -Hd -2 -Ni 0 -Nx 0.00 -Ny 0.00 -Nz 0.00 -Ne -1.000000 -Nl AGT -Nw --- -Ma 0 -Md 0 -Ms 0 -Mt 0 -Is 0.0 -Id 1.0 -It exp -Il 200 -If 7 -Ii 11 -Iv 32 
+r -t 1.600000000 -Hs 1 -Hd 1 -Ni 1 -Nx 0.00 -Ny 0.00 -Nz 0.00 -Ne -1.000000 -Nl AGT -Nw --- -Ma 13a -Md 1 -Ms 0 -Mt 800 -Is 0.0 -Id 1.0 -It exp -Il 220 -If 7 -Ii 11 -Iv 32 
+"""
+
+
+def test_goodput_without_sequence_numbers(tmp_path):
+    path = tmp_path / "exp.tr"
+    path.write_text(EXP_NEW)
+    (res,) = ingest_paths(tmp_path / "store", [path])
+    con = connect(tmp_path / "store")
+    (r,) = rows(con, "SELECT * FROM wireless_flow_stats WHERE run_id = ?", [res.run_id])
+    assert (r["fid"], r["ptype"], r["sent_pkts"], r["recv_pkts"], r["rx_bytes"]) == (7, "exp", 2, 2, 400)
+    assert r["throughput_kbps"] == pytest.approx(400 * 8 / 1000 / 0.6, rel=1e-9)
+    assert r["goodput_kbps"] == pytest.approx(400 * 8 / 1000 / 0.6, rel=1e-9)
+    ref_flow = next(iter(ref.reference_text(EXP_NEW)["flows"].values()))
+    assert ref_flow["goodput_kbps"] == pytest.approx(r["goodput_kbps"], rel=1e-9)
