@@ -76,8 +76,9 @@ def ingest(
 ) -> None:
     """Parse ns-2 traces into the Parquet store, one run per trace.
 
-    The kind of each file is detected (wired packet trace, TCP variable trace, queue
-    monitor, RED trace). The same content ingested twice is one run.
+    The kind of each file is detected (wired packet trace, wireless trace in the old CMU
+    or new -t format or both mixed, TCP variable trace, queue monitor, RED trace). The same
+    content ingested twice is one run.
 
     Example: tracekit ingest out.tr cwnd.tr.gz --label variant=Reno --flow-label 1=Reno
     """
