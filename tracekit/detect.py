@@ -28,7 +28,7 @@ def classify_line(line: str) -> str | None:
             return "queue_monitor"
         if e in ("s", "r", "f", "d", "D") and ("-Nl" in t or "-Ni" in t):
             return "wireless"
-        if e == "N" and len(t) >= 4 and t[2] == "-n":
+        if e == "N" and len(t) >= 6 and t[3] == "-n":
             return "wireless"          # energy lines of a new-format wireless trace
         if e in ("V", "n", "l", "c", "A", "q", "+", "-", "h", "r", "d", "v", "f", "a"):
             return "unsupported:a nam trace (use the normal trace from `$ns trace-all`)"
