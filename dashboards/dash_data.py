@@ -362,7 +362,7 @@ class Selection:
         if row.get("queue_type") and len(set(self.wired["queue_type"])) > 1:
             parts.append(row["queue_type"])
         for k in self.varying:
-            if k not in ("variant", "pair", "queue") and isinstance(row.get(k), str):
+            if k not in ("variant", "pair", *SERIES_PARAMS) and isinstance(row.get(k), str):
                 parts.append(f"{k}={row[k]}")
         if self.seed is None and pd.notna(row.get("seed")):
             parts.append(f"seed {int(row['seed'])}")
