@@ -395,3 +395,17 @@ def test_non_utf8_line_late_in_a_file(tmp_path, long_valid_lines):
 
 def test_errors_are_tracekit_errors():
     assert issubclass(TraceLineError, TracekitError)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=" \t\r\na1", max_size=60))
+def test_normalize_ws_is_collapse_and_trim(text):
+    """normalize_ws (bytes.replace, for speed) against the rule written plainly: CRLF -> LF,
+    every run of blanks -> one space, then no blank at the start or end of a line."""
+    import re
+
+    from tracekit.parsers import normalize_ws
+
+    data = text.encode()
+    want = re.sub(rb"(?m)^ | $", b"", re.sub(rb"[ \t]+", b" ", data.replace(b"\r\n", b"\n")))
+    assert normalize_ws(data) == want

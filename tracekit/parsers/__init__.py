@@ -34,8 +34,6 @@ class Parser:
         raise NotImplementedError
 
 
-_WS = re.compile(rb"[ \t]+")
-_EDGE_WS = re.compile(rb"(?m)^ | $")
 _NUM = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 _INT = re.compile(r"^[-+]?\d+$")
 
@@ -50,7 +48,23 @@ def is_int(s: str, bits: int = 32) -> bool:
 
 def normalize_ws(data: bytes) -> bytes:
     """Runs of blanks become one space; blanks at line ends go (tcpvar lines are padded)."""
-    return _EDGE_WS.sub(b"", _WS.sub(b" ", data.replace(b"\r\n", b"\n")))
+    # bytes.replace, not a regex: a regex rewrites every space of the chunk, ten times
+    # slower on wireless traces, whose lines all end with a blank
+    if b"\r\n" in data:
+        data = data.replace(b"\r\n", b"\n")
+    if b"\t" in data:
+        data = data.replace(b"\t", b" ")
+    while b"  " in data:
+        data = data.replace(b"  ", b" ")
+    if b" \n" in data:
+        data = data.replace(b" \n", b"\n")
+    if b"\n " in data:
+        data = data.replace(b"\n ", b"\n")
+    if data.startswith(b" "):
+        data = data[1:]
+    if data.endswith(b" "):
+        data = data[:-1]
+    return data
 
 
 BAD_TEXT_LINE = b"?not-utf-8?"

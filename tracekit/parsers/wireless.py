@@ -43,7 +43,7 @@ _MOVE = re.compile(
     rf"\((?P<dest_x>{_NUMF}), (?P<dest_y>{_NUMF})\), (?P<speed_mps>{_NUMF})$"
 )
 _NLINE = re.compile(rf"^N -t (?P<time>{_NUMF}) -n (?P<node>{_INTF}) -e (?P<energy_j>{_NUMF})$")
-_SLINE = re.compile(rf"^(?P<tag>S[A-Za-z_]\S*) (?P<time>\S+)(?: _(?P<node>{_INTF})_)?(?: (?P<text>.*))?$")
+_SLINE = re.compile(rf"^(?P<tag>S[A-Za-z_]\S*) (?P<time>{_NUMF})(?: _(?P<node>{_INTF})_)?(?: (?P<text>.*))?$")
 
 # new format: the keys read, and the column each goes to (as text; cast below)
 _NEW_KEYS = {
@@ -73,9 +73,11 @@ def _cast_events(df: pl.DataFrame) -> pl.DataFrame:
         if c not in df.columns:
             exprs.append(pl.lit(None).alias(c))
         elif c in _HEXCOLS:
-            exprs.append(pl.col(c).str.to_integer(base=16, strict=False).alias(c))
+            exprs.append(pl.col(c).str.to_integer(base=16, strict=False)
+                         .cast(pl.Int32 if c in _INT32 else pl.Int64, strict=False).alias(c))
         elif c in _INT32 or c in _INT64:
-            exprs.append(pl.col(c).cast(pl.Int64, strict=False).alias(c))
+            # the stored width here, so that an out-of-range value is null before the checks
+            exprs.append(pl.col(c).cast(pl.Int32 if c in _INT32 else pl.Int64, strict=False).alias(c))
         elif c in ("time", "x", "y", "z"):
             exprs.append(pl.col(c).cast(pl.Float64, strict=False).alias(c))
         else:
@@ -139,12 +141,9 @@ class WirelessParser(Parser):
             if not sub.height:
                 continue
             x = sub.select("line_no", "_off", line.str.extract_groups(rx.pattern).alias("g")).unnest("g")
-            if cls_name == "log":
-                x = x.with_columns(pl.col("time").cast(pl.Float64, strict=False))
-                ok = pl.lit(True)
-            else:
-                names = [n for n in rx.groupindex]
-                ok = pl.all_horizontal(*[pl.col(n).is_not_null() for n in names])
+            # every group must be there, except a log line's node and text
+            names = [n for n in rx.groupindex if cls_name != "log" or n not in ("node", "text")]
+            ok = pl.all_horizontal(*[pl.col(n).is_not_null() for n in names])
             bad.append(x.filter(~ok).select("_off"))
             parts[table].append(self._typed(table, x.filter(ok)))
 
@@ -258,6 +257,8 @@ class WirelessParser(Parser):
             return "movement line ('M') not of the form 'M TIME NODE (X, Y, Z), (DX, DY), SPEED'"
         if e == "N":
             return "energy line ('N') not of the form 'N -t TIME -n NODE -e ENERGY'"
+        if e[0] == "S" and len(e) > 1 and e[1:2].isalpha():
+            return f"line starting {e!r} is not a DSR trace line ('S...' then a numeric time)"
         if e not in ("s", "r", "f", "d", "D"):
             return (f"unknown event {e!r} (a wireless trace line starts with s r f d D, M for movement, "
                     "N for energy or S for DSR's own lines)")
@@ -281,8 +282,8 @@ class WirelessParser(Parser):
                     if len(p) != 2 or not all(is_int(v) for v in p):
                         return f"-{k} is not a node.port address: {kv[k]!r}"
             if "It" in kv:
-                for k, what in (("Il", "size"), ("Ii", "packet id")):
-                    if k not in kv or not is_int(kv[k], 64):
+                for k, what, bits in (("Il", "size", 32), ("Ii", "packet id", 64)):
+                    if k not in kv or not is_int(kv[k], bits):
                         return f"-{k} ({what}) missing or not a number"
             if kv.get("Pn") in ("tcp", "cbr"):
                 k = "Ps" if kv["Pn"] == "tcp" else "Pi"
@@ -293,10 +294,10 @@ class WirelessParser(Parser):
             return f"old-format wireless line with {len(t)} fields; at least 12 expected (event, time, _node_, layer, reason, uid, type, size, [MAC header])"
         if not is_num(t[1]):
             return f"field 2 (time) is not a number: {t[1]!r}"
-        if not re.match(r"^_-?\d+_$", t[2]):
+        if not re.match(r"^_-?\d+_$", t[2]) or not is_int(t[2][1:-1]):
             return f"field 3 is not a node id like _3_: {t[2]!r}"
-        for i, what in ((5, "packet id"), (7, "size")):
-            if not is_int(t[i], 64):
+        for i, what, bits in ((5, "packet id", 64), (7, "size", 32)):
+            if not is_int(t[i], bits):
                 return f"field {i + 1} ({what}) is not a number: {t[i]!r}"
         if not re.match(r"^\[\S+ \S+ \S+ \S+\]", " ".join(t[8:12])):
             return "fields 9-12 are not a MAC header [duration dst src type]"
