@@ -2,9 +2,9 @@
 -- and time bin [t, t + bin_s), the bytes of the flow's data packets delivered in that bin x 8
 -- / 1000 / bin_s: bin k holds the times with floor(time / bin_s) = k and t = k x bin_s is its
 -- start; zero-filled from t = 0 to the bin of the run's last event. Wired: wire bytes of the
--- `r` events at the destination node. Wireless: each data packet once, at its first `r` AGT
--- line at the destination, with the size of its `s` AGT line (as wireless_flow_stats counts
--- rx_bytes).
+-- `r` events at the destination node. Wireless: each delivered packet of wireless_packets once,
+-- at its first `r` AGT line at the destination, with its sent size (as wireless_flow_stats
+-- counts rx_bytes).
 CREATE OR REPLACE MACRO throughput_series(bin_s) AS TABLE
 WITH fl AS MATERIALIZED (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, name FROM flows
@@ -23,27 +23,13 @@ wired_delivered AS (
     )
     GROUP BY run_id, fid, src_node, src_port, dst_node, dst_port, k
 ),
-wl_sent AS (
-    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype,
-           arg_min(size, line_no) AS size
-    FROM wireless_events
-    WHERE layer = 'AGT' AND event = 's' AND ptype <> 'ack' AND node = src_node
-    GROUP BY run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype
-),
-wl_recv AS (
-    SELECT run_id, pkt_id, ptype, node, min(time) AS t_recv
-    FROM wireless_events
-    WHERE layer = 'AGT' AND event = 'r'
-    GROUP BY run_id, pkt_id, ptype, node
-),
 wl_delivered AS (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, k, sum(size) AS bytes
     FROM (
-        SELECT s.run_id, s.fid, s.src_node, s.src_port, s.dst_node, s.dst_port, s.size,
-               CAST(floor(r.t_recv / CAST(bin_s AS DOUBLE)) AS BIGINT) AS k
-        FROM wl_sent s
-        JOIN wl_recv r
-          ON r.run_id = s.run_id AND r.pkt_id = s.pkt_id AND r.ptype = s.ptype AND r.node = s.dst_node
+        SELECT run_id, fid, src_node, src_port, dst_node, dst_port, size,
+               CAST(floor(t_recv / CAST(bin_s AS DOUBLE)) AS BIGINT) AS k
+        FROM wireless_packets
+        WHERE t_recv IS NOT NULL
     )
     GROUP BY run_id, fid, src_node, src_port, dst_node, dst_port, k
 ),

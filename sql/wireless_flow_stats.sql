@@ -1,5 +1,5 @@
 -- wireless_flow_stats: per flow of a wireless run (wireless_flows), read at the agent layer
--- only (docs/contract-wireless.md). A data packet is named by (pkt_id, ptype).
+-- only (docs/contract-wireless.md), over wireless_packets. A data packet is named by (pkt_id, ptype).
 -- sent = data packets with an `s` AGT line at the source node; recv = those with an `r` AGT
 -- line at the destination node; dropped = sent, never received, and with a `d` line of the
 -- same (pkt_id, ptype) at any layer and node; tx_bytes / rx_bytes = the size on the `s` AGT
@@ -15,37 +15,13 @@ CREATE OR REPLACE VIEW wireless_flow_stats AS
 WITH fl AS MATERIALIZED (
     SELECT *, row_number() OVER () AS flow_no FROM wireless_flows
 ),
-sends AS MATERIALIZED (  -- one row per sent data packet
-    SELECT f.flow_no, e.run_id, e.pkt_id, e.ptype, f.dst_node,
-           min(e.time) AS t_sent,
-           arg_min(e.size, e.line_no) AS size,
-           arg_min(e.seq, e.line_no) AS seq
-    FROM wireless_events e
+pk AS MATERIALIZED (  -- wireless_packets, numbered by flow
+    SELECT f.flow_no, p.pkt_id, p.size, p.seq, p.t_sent, p.ptype, p.t_recv, p.recv_line, p.lost_with_drop
+    FROM wireless_packets p
     JOIN fl f
-      ON e.run_id = f.run_id AND e.fid IS NOT DISTINCT FROM f.fid
-     AND e.src_node = f.src_node AND e.src_port = f.src_port
-     AND e.dst_node = f.dst_node AND e.dst_port = f.dst_port
-    WHERE e.layer = 'AGT' AND e.event = 's' AND e.ptype <> 'ack' AND e.node = e.src_node
-    GROUP BY f.flow_no, e.run_id, e.pkt_id, e.ptype, f.dst_node
-),
-recvs AS (  -- first `r` AGT line of each packet at each node
-    SELECT run_id, pkt_id, ptype, node, min(time) AS t_recv, min(line_no) AS recv_line
-    FROM wireless_events
-    WHERE layer = 'AGT' AND event = 'r'
-    GROUP BY run_id, pkt_id, ptype, node
-),
-dropped AS (
-    SELECT DISTINCT run_id, pkt_id, ptype FROM wireless_events WHERE event = 'd'
-),
-pk AS MATERIALIZED (
-    SELECT s.flow_no, s.pkt_id, s.size, s.seq, s.t_sent, s.ptype,
-           r.t_recv, r.recv_line,
-           r.t_recv IS NULL AND d.pkt_id IS NOT NULL AS lost_with_drop
-    FROM sends s
-    LEFT JOIN recvs r
-      ON r.run_id = s.run_id AND r.pkt_id = s.pkt_id AND r.ptype = s.ptype AND r.node = s.dst_node
-    LEFT JOIN dropped d
-      ON d.run_id = s.run_id AND d.pkt_id = s.pkt_id AND d.ptype = s.ptype
+      ON p.run_id = f.run_id AND p.fid IS NOT DISTINCT FROM f.fid
+     AND p.src_node = f.src_node AND p.src_port = f.src_port
+     AND p.dst_node = f.dst_node AND p.dst_port = f.dst_port
 ),
 agg AS (
     SELECT flow_no,
