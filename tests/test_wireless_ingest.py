@@ -32,70 +32,8 @@ from tracekit.store import Store
 NS = shutil.which("ns") or "/usr/bin/ns"
 AWK = shutil.which("gawk") or shutil.which("mawk") or shutil.which("awk")
 
-# A copy of shared/ns2-probe/02_wireless.tcl, plus an optional third argument `energy` that
-# adds an EnergyModel to node-config (the file is then out_wlE_...).
-# Usage: ns wl.tcl old|new|newafternodes AODV|DSDV|DSR [energy]
-WIRELESS_TCL = r"""
-set fmt [lindex $argv 0]
-set rp  [lindex $argv 1]
-set energy [expr {[llength $argv] > 2 && [lindex $argv 2] eq "energy"}]
-set val(chan)  Channel/WirelessChannel
-set val(prop)  Propagation/TwoRayGround
-set val(netif) Phy/WirelessPhy
-set val(mac)   Mac/802_11
-set val(ifq)   Queue/DropTail/PriQueue
-if {$rp eq "DSR"} { set val(ifq) CMUPriQueue }
-set val(ll)    LL
-set val(ant)   Antenna/OmniAntenna
-set val(ifqlen) 50
-set val(nn)    3
-set ns [new Simulator]
-if {$fmt eq "new"} { $ns use-newtrace }
-set tf [open [expr {$energy ? "out_wlE" : "out_wl"}]_${fmt}_$rp.tr w]
-$ns trace-all $tf
-set topo [new Topography]
-$topo load_flatgrid 500 500
-create-god $val(nn)
-set energyopts {}
-if {$energy} {
-  set energyopts {-energyModel EnergyModel -initialEnergy 100 -rxPower 0.3 -txPower 0.6 -idlePower 0.01 -sleepPower 0.001}
-}
-$ns node-config -adhocRouting $rp -llType $val(ll) -macType $val(mac) \
-  -ifqType $val(ifq) -ifqLen $val(ifqlen) -antType $val(ant) \
-  -propType $val(prop) -phyType $val(netif) -channelType $val(chan) \
-  -topoInstance $topo -agentTrace ON -routerTrace ON -macTrace ON -movementTrace ON {*}$energyopts
-for {set i 0} {$i < $val(nn)} {incr i} {
-  set node($i) [$ns node]
-  $node($i) random-motion 0
-}
-if {$fmt eq "newafternodes"} { $ns use-newtrace }
-$node(0) set X_ 10;  $node(0) set Y_ 100; $node(0) set Z_ 0
-$node(1) set X_ 210; $node(1) set Y_ 100; $node(1) set Z_ 0
-$node(2) set X_ 410; $node(2) set Y_ 100; $node(2) set Z_ 0
-$ns at 1.5 "$node(2) setdest 400 150 5.0"
-set tcp [new Agent/TCP]
-$tcp set fid_ 1
-set sink [new Agent/TCPSink]
-$ns attach-agent $node(0) $tcp
-$ns attach-agent $node(2) $sink
-$ns connect $tcp $sink
-set ftp [$tcp attach-source FTP]
-set udp [new Agent/UDP]
-$udp set fid_ 2
-set null [new Agent/Null]
-$ns attach-agent $node(1) $udp
-$ns attach-agent $node(2) $null
-$ns connect $udp $null
-set cbr [new Application/Traffic/CBR]
-$cbr set packetSize_ 256
-$cbr set interval_ 0.2
-$cbr attach-agent $udp
-$ns at 0.5 "$ftp start"
-$ns at 0.7 "$cbr start"
-for {set i 0} {$i < $val(nn)} {incr i} { $ns at 3.0 "$node($i) reset" }
-$ns at 3.0 "$ns flush-trace; close $tf; exit 0"
-$ns run
-"""
+# the 3-node chain of shared/ns2-probe/02_wireless.tcl, with an optional energy model
+WIRELESS_TCL = Path(__file__).resolve().parent / "tcl" / "wireless_chain.tcl"
 
 TCL_FMT = {"old": "old", "new": "new", "mixed": "newafternodes"}
 PLAIN = [f"{fmt}-{rp}" for rp in ("AODV", "DSDV", "DSR") for fmt in TCL_FMT]
@@ -109,12 +47,11 @@ def traces(tmp_path_factory) -> dict[str, Path]:
     if not os.access(NS, os.X_OK):
         pytest.skip("ns-2 (/usr/bin/ns) is not installed")
     d = tmp_path_factory.mktemp("wireless_ingest")
-    (d / "wl.tcl").write_text(WIRELESS_TCL)
     out = {}
     for name in PLAIN + ENERGY:
         fmt, rp, *energy = name.split("-")
-        p = subprocess.run([NS, "wl.tcl", TCL_FMT[fmt], rp, *energy], cwd=d, capture_output=True, text=True, timeout=120)
-        assert p.returncode == 0, f"ns wl.tcl {name}: {p.stderr[-2000:]}"
+        p = subprocess.run([NS, str(WIRELESS_TCL), TCL_FMT[fmt], rp, *energy], cwd=d, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, f"ns wireless_chain.tcl {name}: {p.stderr[-2000:]}"
         f = d / f"{'out_wlE' if energy else 'out_wl'}_{TCL_FMT[fmt]}_{rp}.tr"
         assert f.stat().st_size > 0
         out[name] = f
