@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from .catalogue import create_catalogue_table
 from .errors import TracekitError
 from .schema import RUNS, TABLES
 from .store import Store
@@ -63,6 +64,7 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
     _raw_view(con, store, "runs", RUNS)
     for name, schema in TABLES.items():
         _raw_view(con, store, name, schema)
+    create_catalogue_table(con)
     pending = sorted(sql_dir().glob("*.sql"))
     names = []
     while pending:
