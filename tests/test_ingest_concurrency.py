@@ -41,7 +41,7 @@ def test_parallel_ingest_processes(tmp_path, ns_traces):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for p in (a, b, a, a_gz)]
     outs = [p.communicate(timeout=120) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_out, err) in zip(procs, outs):
         assert p.returncode == 0, err
         assert "Traceback" not in err
     added = sum(out.startswith("added run") for out, _ in outs)
@@ -153,7 +153,7 @@ def test_concurrent_store_creation(tmp_path):
         root = tmp_path / f"s{trial}"
         barrier = threading.Barrier(4)
 
-        def create():
+        def create(barrier=barrier, root=root, trial=trial):
             barrier.wait(timeout=30)
             try:
                 Store(root, create=True)

@@ -266,7 +266,7 @@ def _red_line():
 def _queue_line():
     periodic = st.builds(lambda t, a, b, x, y, cs: " ".join([repr(t), str(a), str(b), repr(x), repr(y)] + [str(c) for c in cs]),
                          st.floats(0, 1e4), small, small, st.floats(0, 1e6), st.floats(0, 1e3), st.lists(small, min_size=6, max_size=6))
-    event = st.builds(lambda t, a, b, l, p: f"q -t {t:g} -s {a} -d {b} -l {l} -p {p}", st.floats(0, 1e4), small, small, small, small)
+    event = st.builds(lambda t, a, b, nbytes, p: f"q -t {t:g} -s {a} -d {b} -l {nbytes} -p {p}", st.floats(0, 1e4), small, small, small, small)
     return st.one_of(periodic, event)
 
 
