@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from tracekit.ingest import ingest_file, ingest_paths
 from tracekit.query import connect
 from tracekit.store import Store
@@ -28,6 +30,7 @@ def n_events(path: Path) -> int:
     return n
 
 
+@pytest.mark.slow
 def test_parallel_ingest_processes(tmp_path, ns_traces):
     # enough lines that the processes overlap while parsing, not only while starting
     a, b = tmp_path / "a.tr", tmp_path / "b.tr"
