@@ -219,6 +219,7 @@ def test_named_pipe_input(tmp_path, ns_traces, compressed):
     assert r.n_events == n_wired_events(ns_traces["wired_plain"])
 
 
+@pytest.mark.slow
 def test_reingest_with_new_labels_updates_them(tmp_path):
     """Same content again with new --label/--flow-label: still one run, the labels merge in
     (what was there stays unless overridden)."""
