@@ -33,7 +33,7 @@ MATERIALIZED = ("flows", "flow_stats", "fairness", "run_configs", "replication_s
 # Labels that are not scenario parameters.
 NOT_PARAMS = ("scenario", "seed", "sim_id")
 # Runs of these trace kinds hold packets and have flows (flow_stats).
-PACKET_KINDS = ("wired", "wireless")
+from tracekit.parsers import PACKET_KINDS  # noqa: E402
 # The parameter that is a run's "series" (queue_type column): the queue discipline of a wired
 # scenario, the routing protocol of a wireless one. Pages put it on colours, not on pins.
 SERIES_PARAMS = ("queue", "routing")

@@ -147,6 +147,7 @@ CUT = {   # compression: (compress, what an independent decompressor gets from t
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compression, reps", [("gzip", 1), ("gzip", 12), ("bz2", 30), ("xz", 12), ("zstd", 30)])
 def test_compressed_stream_cut_off_halfway(tmp_path, ns_traces, tracekit_inproc, compression, reps):
     """A cut-off compressed file ingests every complete line that can be decompressed, with a warning."""

@@ -122,6 +122,7 @@ def test_every_page_renders_with_charts(app, page):
     assert at.get("download_button"), f"{page}: no CSV download"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", ["cbr-fairness", "queue-influence"])
 @pytest.mark.parametrize("page", PAGES[:-1])
 def test_pages_render_for_other_scenarios_and_one_seed(app, page, scenario):
@@ -338,6 +339,7 @@ def test_dashboard_module_does_not_import_streamlit():
 WIRELESS_PAGES = PAGES[:-1] + ["wireless"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [None, 1])
 @pytest.mark.parametrize("page", WIRELESS_PAGES)
 def test_pages_render_for_wireless_runs(app, page, seed):

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow      # a browser and a Streamlit server: minutes
+
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
 if CHROMIUM is None:
     pytest.skip("Chromium is not installed (Debian: apt-get install chromium)", allow_module_level=True)

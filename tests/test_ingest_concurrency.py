@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from tracekit.ingest import ingest_file, ingest_paths
 from tracekit.query import connect
 from tracekit.store import Store
@@ -28,6 +30,7 @@ def n_events(path: Path) -> int:
     return n
 
 
+@pytest.mark.slow
 def test_parallel_ingest_processes(tmp_path, ns_traces):
     # enough lines that the processes overlap while parsing, not only while starting
     a, b = tmp_path / "a.tr", tmp_path / "b.tr"
@@ -41,7 +44,7 @@ def test_parallel_ingest_processes(tmp_path, ns_traces):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for p in (a, b, a, a_gz)]
     outs = [p.communicate(timeout=120) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_out, err) in zip(procs, outs):
         assert p.returncode == 0, err
         assert "Traceback" not in err
     added = sum(out.startswith("added run") for out, _ in outs)
@@ -153,7 +156,7 @@ def test_concurrent_store_creation(tmp_path):
         root = tmp_path / f"s{trial}"
         barrier = threading.Barrier(4)
 
-        def create():
+        def create(barrier=barrier, root=root, trial=trial):
             barrier.wait(timeout=30)
             try:
                 Store(root, create=True)

@@ -219,6 +219,7 @@ def test_named_pipe_input(tmp_path, ns_traces, compressed):
     assert r.n_events == n_wired_events(ns_traces["wired_plain"])
 
 
+@pytest.mark.slow
 def test_reingest_with_new_labels_updates_them(tmp_path):
     """Same content again with new --label/--flow-label: still one run, the labels merge in
     (what was there stays unless overridden)."""
@@ -228,8 +229,11 @@ def test_reingest_with_new_labels_updates_them(tmp_path):
     trace = tmp_path / "t.tr"
     trace.write_text("+ 0.1 0 1 tcp 1040 ------- 1 0.0 1.0 1 7\nr 0.2 0 1 tcp 1040 ------- 1 0.0 1.0 1 7\n")
     data = tmp_path / "store"
-    run = lambda *a: subprocess.run([sys.executable, "-m", "tracekit", *a, "--data", str(data)],
-                                    capture_output=True, text=True, check=True)
+
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "tracekit", *a, "--data", str(data)],
+                              capture_output=True, text=True, check=True)
+
     run("ingest", str(trace), "--label", "variant=Reno", "--label", "queue=DropTail")
     p = run("ingest", str(trace), "--label", "variant=Vegas", "--flow-label", "1=Vegas")
     assert "labels updated: variant=Vegas, flow 1=Vegas" in p.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import string
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -266,7 +267,7 @@ def _red_line():
 def _queue_line():
     periodic = st.builds(lambda t, a, b, x, y, cs: " ".join([repr(t), str(a), str(b), repr(x), repr(y)] + [str(c) for c in cs]),
                          st.floats(0, 1e4), small, small, st.floats(0, 1e6), st.floats(0, 1e3), st.lists(small, min_size=6, max_size=6))
-    event = st.builds(lambda t, a, b, l, p: f"q -t {t:g} -s {a} -d {b} -l {l} -p {p}", st.floats(0, 1e4), small, small, small, small)
+    event = st.builds(lambda t, a, b, nbytes, p: f"q -t {t:g} -s {a} -d {b} -l {nbytes} -p {p}", st.floats(0, 1e4), small, small, small, small)
     return st.one_of(periodic, event)
 
 
@@ -409,3 +410,62 @@ def test_normalize_ws_is_collapse_and_trim(text):
     data = text.encode()
     want = re.sub(rb"(?m)^ | $", b"", re.sub(rb"[ \t]+", b" ", data.replace(b"\r\n", b"\n")))
     assert normalize_ws(data) == want
+
+
+# -- the registry of trace formats ---------------------------------------------------------------
+
+def test_registry_kinds_tables_and_packet_kinds():
+    from tracekit.parsers import FORMATS, MAIN_TABLE, PACKET_KINDS, TABLES
+
+    assert MAIN_TABLE == {"wired": "events", "wireless": "wireless_events", "tcpvar": "tcp_vars",
+                          "queue_monitor": "queue_samples", "red": "red_vars"}
+    assert set(PACKET_KINDS) == {"wired", "wireless"}
+    assert set(TABLES) == {"events", "annotations", "tcp_vars", "queue_samples", "red_vars", "wireless_events",
+                           "wireless_movements", "wireless_energy", "wireless_logs"}
+    assert sum(len(f.tables) for f in FORMATS.values()) == len(TABLES)     # no table written by two formats
+    assert all(s.names[0] == "line_no" for s in TABLES.values())
+
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("wireless_cmu.tr", "wireless"),
+    ("wireless_new.tr", "wireless"),
+    ("nam.nam", "looks like a nam trace (use the normal trace from `$ns trace-all`), which tracekit cannot ingest yet"),
+    ("wired_tagged.tr", "looks like a tagged wired trace (use-taggedtrace), which tracekit cannot ingest yet"),
+    ("tcpvar_oneline.tr", "looks like a one-line TCP variable trace (trace_all_oneline_; the plain format is "
+                          "supported), which tracekit cannot ingest yet"),
+])
+def test_detection_of_the_captured_traces(name, expected):
+    from tracekit.detect import detect_kind
+    from tracekit.errors import UnsupportedTraceError
+
+    sample = (DATA_DIR / name).read_bytes()
+    if " " not in expected:
+        assert detect_kind(sample, "f") == expected
+    else:
+        with pytest.raises(UnsupportedTraceError) as e:
+            detect_kind(sample, "f")
+        assert str(e.value) == f"f: {expected}"
+
+
+def test_unknown_format_names_every_ingestible_kind():
+    from tracekit.detect import detect_kind
+    from tracekit.errors import UnsupportedTraceError
+
+    with pytest.raises(UnsupportedTraceError) as e:
+        detect_kind(b"hello world\n", "f")
+    assert str(e.value) == ("f: unknown format: 'hello world' is not a line of a wired trace, a wireless trace, "
+                            "a TCP variable trace, a queue monitor trace or a RED trace")
+
+
+def test_detection_asks_the_registered_formats(monkeypatch):
+    import tracekit.detect as detect
+    from tracekit.parsers import Parser, TraceFormat
+
+    toy = TraceFormat(kind="toy", description="a toy trace", claims=lambda line: line.startswith("TOY "), parser=Parser)
+    assert detect.classify_line("TOY 1 2") is None
+    monkeypatch.setattr(detect, "DETECTION_ORDER", (*detect.DETECTION_ORDER, toy))
+    assert detect.detect_kind(b"# a comment\nTOY 1 2\n", "t") == "toy"
+    assert detect.classify_line("+ 0.1 0 1 tcp 40 ------- 1 0.0 1.0 0 0") == "wired"     # the others still answer

@@ -224,6 +224,7 @@ def check_cwnd(path: Path, flows: dict, src_addr: dict) -> None:
         assert series[src_addr[fid]] >= 2, f"no cwnd_ changes for TCP flow {fid} ({src_addr[fid]})"
 
 
+@pytest.mark.slow
 @needs_ns
 @pytest.mark.parametrize("sid", list(SCENARIOS))
 def test_scenario_runs_and_traces(sid, tmp_path):
@@ -235,6 +236,7 @@ def test_scenario_runs_and_traces(sid, tmp_path):
     check_traces(sid, tmp_path / "s7", params, 7)
 
 
+@pytest.mark.slow
 @needs_ns
 @pytest.mark.parametrize("sid", list(SCENARIOS))
 def test_seeds(sid, tmp_path):
@@ -284,6 +286,7 @@ def test_tcl_rejects_unknown_key(tmp_path):
 ROUTING_PTYPE = {"AODV": "AODV", "DSDV": "message", "DSR": "DSR"}
 
 
+@pytest.mark.slow
 @needs_ns
 @pytest.mark.parametrize("routing", list(ROUTING_PTYPE))
 def test_manet_routing(routing, tmp_path):
@@ -306,6 +309,7 @@ def test_manet_routing(routing, tmp_path):
         assert n_recv <= n_sent
 
 
+@pytest.mark.slow
 @needs_ns
 def test_manet_trace_formats(tmp_path):
     """trace_format=old and new with one seed: the same simulation written in the CMU
@@ -338,6 +342,7 @@ def test_manet_trace_formats(tmp_path):
     assert body(old[3]) == body(new[3]), "different cwnd_ series"
 
 
+@pytest.mark.slow
 @needs_ns
 def test_manet_pattern_same_for_every_protocol(tmp_path):
     """One seed is one movement-and-traffic pattern whatever the routing protocol:
@@ -356,6 +361,7 @@ def test_manet_pattern_same_for_every_protocol(tmp_path):
     assert patterns[0] == patterns[1] == patterns[2]
 
 
+@pytest.mark.slow
 @needs_ns
 def test_manet_without_tcp(tmp_path):
     """No TCP flow: no cwnd.tr, and the runner accepts its absence (and queue.tr's)."""

@@ -71,6 +71,7 @@ def test_plan_is_the_cross_product_and_validates():
         plan_sweep("cbr-variants", [parse_grid("variant=Reno")], [1], {"variant": "Vegas"})
 
 
+@pytest.mark.slow
 @needs_ns
 def test_sweep_runs_everything_and_rerun_does_nothing(tmp_path):
     data = tmp_path / "store"
@@ -88,6 +89,7 @@ def test_sweep_runs_everything_and_rerun_does_nothing(tmp_path):
     assert out.split() == ["name", "CBR", "Reno", "Vegas"]
 
 
+@pytest.mark.slow
 @needs_ns
 def test_manet_sweep_lands_wireless_runs_and_resumes(tmp_path):
     """The wireless scenario: a packet trace of kind wireless and a cwnd trace per
@@ -103,6 +105,7 @@ def test_manet_sweep_lands_wireless_runs_and_resumes(tmp_path):
     assert count_runs(data) == {"wireless": 2, "tcpvar": 2}
 
 
+@pytest.mark.slow
 @needs_ns
 def test_killed_sweep_resumes(tmp_path):
     data = tmp_path / "store"
@@ -142,6 +145,7 @@ def test_failed_simulation_is_reported_and_others_go_on(tmp_path):
     assert len(done_sim_ids(data)) == 2
 
 
+@pytest.mark.slow
 @needs_ns
 def test_run_labels_the_run_and_keeps_the_trace(tmp_path):
     import zstandard
@@ -184,6 +188,7 @@ def test_ns_missing_is_one_line(tmp_path):
     assert "apt-get install ns2" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 @needs_ns
 def test_ingesting_scenario_files_knows_the_simulation(tmp_path):
     """Traces made by a scenario and ingested later with plain `tracekit ingest` carry the

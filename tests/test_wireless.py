@@ -387,6 +387,7 @@ def real(traces, tmp_path_factory):
     return connect(data), ids
 
 
+@pytest.mark.slow
 @needs_ns
 @pytest.mark.parametrize("case", RUNS, ids=run_id_name)
 def test_real_run_matches_reference(real, traces, case):
@@ -413,6 +414,7 @@ def _drops_as_new(drops: dict) -> dict:
     return out
 
 
+@pytest.mark.slow
 @needs_ns
 @pytest.mark.parametrize("rp", PROTOCOLS)
 def test_formats_agree_in_the_reference(traces, rp):
@@ -436,6 +438,7 @@ def test_formats_agree_in_the_reference(traces, rp):
         assert _without_fid(energy[fmt]) == _without_fid(traces[(fmt, "AODV", False)][1])
 
 
+@pytest.mark.slow
 @needs_ns
 @pytest.mark.parametrize("rp", PROTOCOLS)
 def test_formats_agree_in_the_views(real, rp):
@@ -451,6 +454,7 @@ def test_formats_agree_in_the_views(real, rp):
             check(stats[fmt][key], r, f"{fmt} {key}")
 
 
+@pytest.mark.slow
 @needs_ns
 def test_real_runs_exercise_the_cases(traces):
     """Guard against the comparisons passing vacuously (checked on the reference)."""
@@ -492,6 +496,7 @@ def test_real_runs_exercise_the_cases(traces):
                for fl in res("old", "DSDV")["flows"].values())
 
 
+@pytest.mark.slow
 @needs_ns
 def test_movements(real, traces):
     con, ids = real
@@ -510,6 +515,7 @@ def test_movements(real, traces):
                            dest_y=300.0, speed_mps=80.0))
 
 
+@pytest.mark.slow
 @needs_ns
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_energy(real, traces, fmt):
@@ -560,6 +566,7 @@ def test_energy(real, traces, fmt):
                                idle_j=None, sleep_j=None, tx_j=None, rx_j=None))
 
 
+@pytest.mark.slow
 @needs_ns
 def test_flow_stats_includes_the_wireless_flows(real, traces):
     con, ids = real
@@ -573,6 +580,7 @@ def test_flow_stats_includes_the_wireless_flows(real, traces):
                   f"{run_id_name(case)} {key}")
 
 
+@pytest.mark.slow
 @needs_ns
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_dsr_logs(real, traces, fmt):

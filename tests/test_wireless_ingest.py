@@ -201,6 +201,7 @@ def test_detected_from_the_first_line(what, traces, tmp_path, tracekit_inproc):
 
 # -- every line in the right table -------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PLAIN + ENERGY)
 def test_row_counts_equal_the_text(name, traces, store):
     data, ids, _ = store
@@ -226,6 +227,7 @@ def test_row_counts_equal_the_text(name, traces, store):
     assert (len(want["logs"]) > 0) == name.endswith("DSR")
 
 
+@pytest.mark.slow
 def test_energy_rows(traces, store):
     """wireless_energy: old = [energy blocks + N lines, new = lines with -Ne >= 0 + N lines,
     counted with plain string search; the old and new runs give the same readings."""
@@ -360,6 +362,7 @@ KEYS = ("event", "time", "node", "layer", "reason", "ptype", "size", "pkt_id", "
         "mac_type", "src_node", "src_port", "dst_node", "dst_port", "ttl", "seq", "tcp_ack", "n_forwards")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rp", ["AODV", "DSDV", "DSR"])
 def test_old_and_new_format_give_the_same_rows(rp, traces, store):
     """The same simulation in both formats: line i is the same event, so the rows agree on
@@ -502,6 +505,7 @@ def test_gzip_and_zstd_give_the_plain_files_run(name, traces, tmp_path):
 TABLES = ("wireless_events", "wireless_movements", "wireless_energy", "wireless_logs")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, chunk_bytes", [("mixed-DSR", 1024), ("mixed-AODV-energy", 4096)])
 def test_tiny_chunks_give_the_same_tables(name, chunk_bytes, traces, tmp_path):
     """Tiny chunks (after the first 64 KiB, which detection reads at once; a chunk is then a

@@ -230,6 +230,7 @@ def metrics(
     """
     from .query import connect
     from .output import print_rows
+    from .parsers import PACKET_KINDS_SQL
 
     _check_format(fmt)
     con = connect(_data(data))
@@ -246,7 +247,7 @@ def metrics(
             conds.append(f"map_extract_value(r.labels, '{k.replace(chr(39), chr(39) * 2)}') = ?")
         params.append(v)
     cond = " AND ".join(conds) or "TRUE"
-    selected = f"SELECT run_id FROM runs r WHERE trace_kind IN ('wired', 'wireless') AND {cond}"
+    selected = f"SELECT run_id FROM runs r WHERE trace_kind IN ({PACKET_KINDS_SQL}) AND {cond}"
     n = con.execute(f"SELECT count(*) FROM ({selected})", params).fetchone()[0]
     if n == 0:
         raise TracekitError("no packet-trace runs match" + (" the --run/--where filters" if conds else "; ingest a packet trace first"))

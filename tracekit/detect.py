@@ -1,57 +1,31 @@
 """Which kind of ns-2 trace a file holds, decided from its first lines.
 
-Returns one of the ingestible kinds (`wired`, `tcpvar`, `queue_monitor`, `red`, `wireless`) or raises
-UnsupportedTraceError naming what the file looks like (wireless, nam, binary, ...).
+Returns one of the ingestible kinds (those registered in tracekit.parsers) or raises
+UnsupportedTraceError naming what the file looks like (nam, binary, ...).
 """
 from __future__ import annotations
 
-import re
-
 from .errors import UnsupportedTraceError
-from .parsers import is_num as _num
-
-_INT = re.compile(r"^-?\d+$")
-_WIRELESS_NODE = re.compile(r"^_\d+_$")
-
-KINDS = ("wired", "tcpvar", "queue_monitor", "red", "wireless")
+from .parsers import DETECTION_ORDER, FORMATS
 
 
 def classify_line(line: str) -> str | None:
     """The kind a single line belongs to, 'unsupported:<what>', or None when it says nothing
-    (blank, comment, annotation, or not a line of any known format)."""
+    (blank, comment, annotation, or not a line of any known format). The registered formats
+    are asked in their priority order."""
     t = line.split()
     if not t or t[0].startswith("#"):
         return None
-    e = t[0]
-    if len(t) >= 2 and t[1] == "-t":
-        if e == "q":
-            return "queue_monitor"
-        if e in ("s", "r", "f", "d", "D") and ("-Nl" in t or "-Ni" in t):
-            return "wireless"
-        if e == "N" and len(t) >= 6 and t[3] == "-n":
-            return "wireless"          # energy lines of a new-format wireless trace
-        if e in ("V", "n", "l", "c", "A", "q", "+", "-", "h", "r", "d", "v", "f", "a"):
-            return "unsupported:a nam trace (use the normal trace from `$ns trace-all`)"
-        return None
-    if e in ("s", "r", "f", "d", "D") and len(t) >= 4 and _WIRELESS_NODE.match(t[2]):
-        return "wireless"
-    if e == "M" and len(t) >= 3 and _num(t[1]):
-        return "wireless"              # movement lines
-    if len(e) > 1 and e[0] == "S" and len(t) >= 2 and _num(t[1]) and e.isalnum():
-        return "wireless"              # DSR's own lines (SFs, Sconfig, ...)
-    if e in ("+", "-", "r", "d", "e", "h") and len(t) >= 4 and t[2] == "-s":
-        return "unsupported:a tagged wired trace (use-taggedtrace)"
-    if e in ("+", "-", "r", "d", "e", "h") and len(t) >= 12 and _num(t[1]) and _INT.match(t[2]) and _INT.match(t[3]):
-        return "wired"
-    if e == "time:" and "saddr:" in t:
-        return "unsupported:a one-line TCP variable trace (trace_all_oneline_; the plain format is supported)"
-    if len(t) == 7 and _num(t[0]) and all(_INT.match(x) for x in t[1:5]) and _num(t[6]):
-        return "tcpvar"
-    if len(t) == 11 and all(_num(x) for x in t):
-        return "queue_monitor"
-    if e in ("Q", "a", "p", "c") and len(t) == 3 and _num(t[1]) and _num(t[2]):
-        return "red"
+    for fmt in DETECTION_ORDER:
+        if fmt.claims(line):
+            return fmt.kind if fmt.parser is not None else f"unsupported:{fmt.refusal}"
     return None
+
+
+def _kinds_in_words() -> str:
+    """'a wired trace, a wireless trace, ... or a RED trace'"""
+    words = [f.description for f in FORMATS.values()]
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else "".join(words)
 
 
 def detect_kind(sample: bytes, path: str, max_lines: int = 50) -> str:
@@ -80,8 +54,7 @@ def detect_kind(sample: bytes, path: str, max_lines: int = 50) -> str:
                 continue
             first = line if len(line) <= 60 else line[:57] + "..."
             raise UnsupportedTraceError(
-                f"{path}: unknown format: {first!r} is not a line of a wired trace, a wireless "
-                "trace, a TCP variable trace, a queue monitor trace or a RED trace"
+                f"{path}: unknown format: {first!r} is not a line of {_kinds_in_words()}"
             )
         if kind.startswith("unsupported:"):
             raise UnsupportedTraceError(f"{path}: looks like {kind.split(':', 1)[1]}, which tracekit cannot ingest yet")

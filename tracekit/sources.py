@@ -15,7 +15,7 @@ import lzma
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator, Protocol
 
 from .errors import TracekitError, UnsupportedTraceError
 
@@ -38,6 +38,15 @@ class Chunk:
     n_lines: int
 
 
+class _Stream(Protocol):
+    """What TraceSource reads the decompressed content through: a buffered file or a
+    decompressor (read1 returns what is at hand without waiting for n bytes)."""
+
+    def read(self, n: int, /) -> bytes: ...
+    def read1(self, n: int, /) -> bytes: ...
+    def close(self) -> None: ...
+
+
 class _ZstdFrames:
     """Concatenated zstd frames, decoded frame by frame so that a file cut inside a frame
     raises EOFError as gzip, bz2 and xz do (zstandard's stream_reader ends silently there,
@@ -47,7 +56,7 @@ class _ZstdFrames:
         import zstandard
 
         self._dctx = zstandard.ZstdDecompressor()
-        self._frame = None            # the decompressor of the frame being read; None between frames
+        self._frame: Any = None       # the decompressor of the frame being read; None between frames
         self._raw = raw
         self._buf = b""
 
@@ -93,7 +102,7 @@ class TraceSource:
     tail: bytes = b""
     truncated_stream: bool = False     # the compressed stream ended early
     _raw: BinaryIO | None = field(default=None, repr=False)
-    _stream: BinaryIO | None = field(default=None, repr=False)
+    _stream: _Stream | None = field(default=None, repr=False)
     _peeked: bytes = field(default=b"", repr=False)
 
     @classmethod
@@ -126,17 +135,17 @@ class TraceSource:
         src._stream = src._decompressor(raw)
         return src
 
-    def _decompressor(self, raw: BinaryIO) -> BinaryIO:
+    def _decompressor(self, raw: BinaryIO) -> _Stream:
         c = self.compression
         if c == "gzip":
-            return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+            return gzip.GzipFile(fileobj=raw, mode="rb")
         if c == "bz2":
-            return bz2.BZ2File(raw, mode="rb")  # type: ignore[return-value]
+            return bz2.BZ2File(raw, mode="rb")
         if c == "xz":
-            return lzma.LZMAFile(raw, mode="rb")  # type: ignore[return-value]
+            return lzma.LZMAFile(raw, mode="rb")
         if c == "zstd":
-            return _ZstdFrames(raw)  # type: ignore[return-value]
-        return raw
+            return _ZstdFrames(raw)
+        return raw  # type: ignore[return-value]   # a buffered file: it has read1 too
 
     @property
     def raw_size(self) -> int:

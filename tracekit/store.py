@@ -82,9 +82,6 @@ class Store:
     def run_dir(self, run_id: str) -> Path:
         return self.runs_dir / f"run_id={run_id}"
 
-    def has_run(self, run_id: str) -> bool:
-        return (self.run_dir(run_id) / "run.parquet").exists()
-
     def run_ids(self) -> list[str]:
         if not self.runs_dir.exists():
             return []

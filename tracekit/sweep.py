@@ -16,6 +16,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable
 
+from tracekit.parsers import PACKET_KINDS_SQL
+
 from .errors import TracekitError
 from .store import Store
 
@@ -147,7 +149,7 @@ def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
     pattern = str(store.runs_dir / "run_id=*" / "run.parquet").replace("'", "''")
     rows = duckdb.sql(
         f"SELECT DISTINCT l.value FROM (SELECT unnest(labels) AS l, trace_kind FROM read_parquet('{pattern}', union_by_name=true)) "
-        "WHERE l.key = 'sim_id' AND trace_kind IN ('wired', 'wireless')"
+        f"WHERE l.key = 'sim_id' AND trace_kind IN ({PACKET_KINDS_SQL})"
     ).fetchall()
     return {r[0] for r in rows}
 

@@ -1,6 +1,12 @@
-"""One parser per trace kind. Each turns a chunk of complete lines into polars frames, one
-per stored table, plus the offsets of the lines it could not read; `explain` says in plain
-words what is wrong with one such line (only called on the error path).
+"""The trace formats: one module each, registering a TraceFormat (its kind, the tables it
+writes with their Arrow schemas, `claims(line)` for detection, its parser) when imported.
+Adding a format is one module plus its line in the import list at the bottom of this file
+(and, to query it, its view in sql/); the store, the detection and the lists of packet
+traces all read this registry.
+
+A parser turns a chunk of complete lines into polars frames, one per stored table, plus the
+offsets of the lines it could not read; `explain` says in plain words what is wrong with one
+such line (only called on the error path).
 
 `parse_text` is the entry point for tests and small inputs: it parses a string and raises
 TraceLineError on the first bad line.
@@ -9,8 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import polars as pl
+import pyarrow as pa
 
 from ..errors import TraceLineError
 
@@ -24,9 +32,6 @@ class ParsedChunk:
 
 
 class Parser:
-    kind: str = ""
-    main_table: str = ""
-
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:  # pragma: no cover
         raise NotImplementedError
 
@@ -34,8 +39,47 @@ class Parser:
         raise NotImplementedError
 
 
+# the dictionary-encoded string columns of the stored tables (event codes, packet types, ...)
+DICT_STR = pa.dictionary(pa.int32(), pa.string())
+
+
+@dataclass(frozen=True)
+class TraceFormat:
+    """A trace format: how detection recognises its lines and what ingesting it stores.
+    A format without a parser is recognised only to be refused with a clear message."""
+
+    kind: str                                # the runs' trace_kind (refused: a short name)
+    description: str                         # "a wired trace", for messages
+    claims: Callable[[str], bool]            # a non-blank, non-comment line is one of ours
+    parser: type[Parser] | None = None       # None: refused
+    tables: dict[str, pa.Schema] = field(default_factory=dict)   # the first one is the main table
+    is_packet_trace: bool = False            # its runs have flows (wired and wireless packets)
+    refusal: str = ""                        # what it looks like, for a refused format
+    priority: int = 50                       # detection asks lower numbers first
+
+    @property
+    def main_table(self) -> str:
+        """The table whose rows a run's n_events counts."""
+        return next(iter(self.tables))
+
+
+FORMATS: dict[str, TraceFormat] = {}         # ingestible formats by kind, in registration order
+REFUSED: list[TraceFormat] = []
+
+
+def register(fmt: TraceFormat) -> TraceFormat:
+    if fmt.parser is None:
+        REFUSED.append(fmt)
+    else:
+        if fmt.kind in FORMATS:
+            raise ValueError(f"trace format {fmt.kind!r} registered twice")
+        FORMATS[fmt.kind] = fmt
+    return fmt
+
+
 _NUM = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 _INT = re.compile(r"^[-+]?\d+$")
+_DIGITS = re.compile(r"^-?\d+$")
 
 
 def is_num(s: str) -> bool:
@@ -44,6 +88,11 @@ def is_num(s: str) -> bool:
 
 def is_int(s: str, bits: int = 32) -> bool:
     return bool(_INT.match(s)) and -(2 ** (bits - 1)) <= int(s) < 2 ** (bits - 1)
+
+
+def is_digits(s: str) -> bool:
+    """Digits with an optional minus: the looser integer test of detection (no range)."""
+    return bool(_DIGITS.match(s))
 
 
 def normalize_ws(data: bytes) -> bytes:
@@ -130,15 +179,9 @@ def lines_at(data: bytes, offsets: list[int]) -> dict[int, str]:
 
 
 def get_parser(kind: str) -> Parser:
-    from . import queue, red, tcpvar, wired, wireless
-
-    return {
-        "wired": wired.WiredParser,
-        "tcpvar": tcpvar.TcpVarParser,
-        "queue_monitor": queue.QueueMonitorParser,
-        "red": red.RedParser,
-        "wireless": wireless.WirelessParser,
-    }[kind]()
+    parser = FORMATS[kind].parser
+    assert parser is not None
+    return parser()
 
 
 def parse_text(text: str, kind: str = "wired", path: str = "<text>") -> dict[str, pl.DataFrame]:
@@ -153,3 +196,16 @@ def parse_text(text: str, kind: str = "wired", path: str = "<text>") -> dict[str
         line = lines_at(data, [off])[off]
         raise TraceLineError(path, off + 1, parser.explain(line), line)
     return res.tables
+
+
+# Registration: importing a format's module registers it. The order of this list is the
+# order of the kinds in messages and of their tables.
+from . import wired, wireless, tcpvar, queue, red, refused  # noqa: E402, F401
+
+# kind -> the table holding its rows; every stored table -> its schema; packet-trace kinds
+MAIN_TABLE: dict[str, str] = {k: f.main_table for k, f in FORMATS.items()}
+TABLES: dict[str, pa.Schema] = {name: schema for f in FORMATS.values() for name, schema in f.tables.items()}
+PACKET_KINDS: tuple[str, ...] = tuple(k for k, f in FORMATS.items() if f.is_packet_trace)
+PACKET_KINDS_SQL = ", ".join(f"'{k}'" for k in PACKET_KINDS)    # for `trace_kind IN (...)`
+# the order detection asks the formats in (sorted is stable: registration order within a priority)
+DETECTION_ORDER: tuple[TraceFormat, ...] = tuple(sorted([*FORMATS.values(), *REFUSED], key=lambda f: f.priority))

@@ -6,8 +6,31 @@
 from __future__ import annotations
 
 import polars as pl
+import pyarrow as pa
 
-from . import ParsedChunk, Parser, comment_lines, is_int, is_num, normalize_ws, read_fields
+from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, read_fields, register
+
+# queue_samples: queue monitor output. sample_kind 'periodic' = a `monitor-queue` sample
+# (bytes/pkts are time averages over the last interval, counters cumulative since start);
+# 'event' = a per-event `q -t` line (bytes/pkts instantaneous, counters NULL).
+QUEUE_SAMPLES = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("sample_kind", DICT_STR),
+        ("time", pa.float64()),
+        ("from_node", pa.int32()),
+        ("to_node", pa.int32()),
+        ("bytes", pa.float64()),
+        ("pkts", pa.float64()),
+        ("arrivals_pkts", pa.int64()),
+        ("departures_pkts", pa.int64()),
+        ("drops_pkts", pa.int64()),
+        ("arrivals_bytes", pa.int64()),
+        ("departures_bytes", pa.int64()),
+        ("drops_bytes", pa.int64()),
+    ]
+)
+
 
 _READ = {f"c{i}": pl.String for i in range(12)}
 _OUT = ("line_no", "sample_kind", "time", "from_node", "to_node", "bytes", "pkts",
@@ -24,9 +47,6 @@ def _i(c: str, dt=pl.Int32) -> pl.Expr:
 
 
 class QueueMonitorParser(Parser):
-    kind = "queue_monitor"
-    main_table = "queue_samples"
-
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
         df = read_fields(normalize_ws(data), _READ)
         df = df.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_off"))
@@ -69,3 +89,15 @@ class QueueMonitorParser(Parser):
             if not is_num(f):
                 return f"field {i + 1} is not a number: {f!r}"
         return "malformed monitor-queue sample line (node ids and counters must be integers)"
+
+
+def claims(line: str) -> bool:
+    """A per-event `q -t` line (before nam's `-t` lines) or an 11-number periodic sample."""
+    t = line.split()
+    return (len(t) >= 2 and t[0] == "q" and t[1] == "-t") or (len(t) == 11 and all(is_num(x) for x in t))
+
+
+FORMAT = register(TraceFormat(
+    kind="queue_monitor", description="a queue monitor trace", claims=claims, parser=QueueMonitorParser,
+    tables={"queue_samples": QUEUE_SAMPLES}, priority=10,
+))

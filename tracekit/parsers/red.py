@@ -5,17 +5,27 @@ The file does not say which link it belongs to; label the run for that.
 from __future__ import annotations
 
 import polars as pl
+import pyarrow as pa
 
-from . import ParsedChunk, Parser, comment_lines, is_num, normalize_ws, read_fields
+from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_num, normalize_ws, read_fields, register
+
+# red_vars: RED queue variable traces (`$redq trace curq_` ...). Q = curq_ (instantaneous),
+# a = ave_ (EWMA), p = prob1_, c = cur_max_p_. Bytes unless queue_in_bytes_ is false.
+RED_VARS = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("var", DICT_STR),            # curq, ave, prob1, cur_max_p
+        ("time", pa.float64()),
+        ("value", pa.float64()),
+    ]
+)
+
 
 VARS = {"Q": "curq", "a": "ave", "p": "prob1", "c": "cur_max_p"}
 _READ = {"code": pl.String, "time": pl.Float64, "value": pl.Float64, "extra": pl.String}
 
 
 class RedParser(Parser):
-    kind = "red"
-    main_table = "red_vars"
-
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
         df = read_fields(normalize_ws(data), _READ)
         code = pl.col("code")
@@ -45,3 +55,14 @@ class RedParser(Parser):
         if not is_num(t[2]):
             return f"value is not a number: {t[2]!r}"
         return "malformed RED trace line"
+
+
+def claims(line: str) -> bool:
+    t = line.split()
+    return len(t) == 3 and t[0] in VARS and is_num(t[1]) and is_num(t[2])
+
+
+FORMAT = register(TraceFormat(
+    kind="red", description="a RED trace", claims=claims, parser=RedParser,
+    tables={"red_vars": RED_VARS},
+))

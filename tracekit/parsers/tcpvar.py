@@ -5,8 +5,24 @@ may share one file; they are told apart by the address columns.
 from __future__ import annotations
 
 import polars as pl
+import pyarrow as pa
 
-from . import ParsedChunk, Parser, comment_lines, is_int, is_num, normalize_ws, read_fields
+from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_digits, is_int, is_num, normalize_ws, read_fields, register
+
+# tcp_vars: `$tcp attach $f; $tcp trace cwnd_` plain-format lines (a step function per var).
+TCP_VARS = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("time", pa.float64()),
+        ("src_node", pa.int32()),
+        ("src_port", pa.int32()),
+        ("dst_node", pa.int32()),
+        ("dst_port", pa.int32()),
+        ("var", DICT_STR),            # cwnd_, ssthresh_, rtt_, ...
+        ("value", pa.float64()),
+    ]
+)
+
 
 _READ = {"time": pl.String, "src_node": pl.Int32, "src_port": pl.Int32, "dst_node": pl.Int32,
          "dst_port": pl.Int32, "var": pl.String, "value": pl.Float64, "extra": pl.String}
@@ -14,9 +30,6 @@ _OUT = ("line_no", "time", "src_node", "src_port", "dst_node", "dst_port", "var"
 
 
 class TcpVarParser(Parser):
-    kind = "tcpvar"
-    main_table = "tcp_vars"
-
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
         df = read_fields(normalize_ws(data), _READ)
         tcol = pl.col("time")
@@ -49,3 +62,14 @@ class TcpVarParser(Parser):
         if not is_num(t[6]):
             return f"value is not a number: {t[6]!r}"
         return "malformed TCP variable trace line"
+
+
+def claims(line: str) -> bool:
+    t = line.split()
+    return len(t) == 7 and is_num(t[0]) and all(is_digits(x) for x in t[1:5]) and is_num(t[6])
+
+
+FORMAT = register(TraceFormat(
+    kind="tcpvar", description="a TCP variable trace", claims=claims, parser=TcpVarParser,
+    tables={"tcp_vars": TCP_VARS},
+))

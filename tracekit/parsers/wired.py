@@ -5,9 +5,48 @@ in `annotations`, `#` lines are comments.
 from __future__ import annotations
 
 import polars as pl
+import pyarrow as pa
 
-from ..schema import WIRED_EVENTS
-from . import ParsedChunk, Parser, comment_lines, is_int, is_num, lines_at, read_fields
+from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_digits, is_int, is_num, lines_at, read_fields, register
+
+# One-character event codes of the normal wired trace ('v' lines go to `annotations`).
+WIRED_EVENTS = ("+", "-", "r", "d", "e", "h")
+
+# events: one row per packet event of a normal wired trace, in file order.
+EVENTS = pa.schema(
+    [
+        ("line_no", pa.int64()),      # 1-based line number in the (decompressed) trace
+        ("event", DICT_STR),          # + - r d (e h rare)
+        ("time", pa.float64()),       # seconds
+        ("from_node", pa.int32()),    # link source node id
+        ("to_node", pa.int32()),      # link destination node id
+        ("ptype", DICT_STR),          # tcp, ack, cbr, ...
+        ("size", pa.int32()),         # bytes, common-header size
+        ("flags", DICT_STR),          # 7-character flag field, '-------' when none
+        ("fid", pa.int32()),
+        ("src_node", pa.int32()),     # node part of the node.port source address
+        ("src_port", pa.int32()),
+        ("dst_node", pa.int32()),
+        ("dst_port", pa.int32()),
+        ("seq", pa.int64()),          # segment number (one-way TCP), byte seq (FullTcp), CBR counter, -1
+        ("pkt_id", pa.int64()),       # ns-2 packet uid
+        # the 4 extra fields of `Trace set show_tcphdr_ 1` lines; NULL on 12-field lines
+        ("tcp_ackno", pa.int64()),
+        ("tcp_flags", pa.int32()),    # parsed from hex (0x10 -> 16)
+        ("tcp_hlen", pa.int32()),
+        ("sack_blocks", pa.int32()),
+    ]
+)
+
+# annotations: the 'v' lines of a wired trace (trace-annotate, link-down/up), kept verbatim.
+ANNOTATIONS = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("time", pa.float64()),
+        ("text", pa.string()),        # everything after the time field
+    ]
+)
+
 
 _READ = {
     "event": pl.String,
@@ -48,9 +87,6 @@ def _addr(col: str, node: str, port: str) -> list[pl.Expr]:
 
 
 class WiredParser(Parser):
-    kind = "wired"
-    main_table = "events"
-
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
         df = read_fields(data, _READ)
         ev = pl.col("event")
@@ -147,3 +183,14 @@ class WiredParser(Parser):
                 except ValueError:
                     return f"field 14 (TCP flags) is not a hex number: {f!r}"
         return "malformed wired trace line"
+
+
+def claims(line: str) -> bool:
+    t = line.split()
+    return len(t) >= 12 and t[0] in WIRED_EVENTS and is_num(t[1]) and is_digits(t[2]) and is_digits(t[3])
+
+
+FORMAT = register(TraceFormat(
+    kind="wired", description="a wired trace", claims=claims, parser=WiredParser,
+    tables={"events": EVENTS, "annotations": ANNOTATIONS}, is_packet_trace=True,
+))

@@ -17,9 +17,87 @@ from __future__ import annotations
 import re
 
 import polars as pl
+import pyarrow as pa
 
-from ..schema import WIRELESS_ENERGY, WIRELESS_EVENTS, WIRELESS_LOGS, WIRELESS_MOVEMENTS
-from . import ParsedChunk, Parser, comment_lines, is_int, is_num, normalize_ws, text_lines_only
+from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, register, text_lines_only
+
+# wireless_events: one row per event line of a wireless (CMU / mobile node) trace, old CMU
+# format and new `-t` format alike (fmt says which); see docs/contract-wireless.md.
+WIRELESS_EVENTS = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("fmt", DICT_STR),            # old, new
+        ("event", DICT_STR),          # s r f d (the old format's D is stored as d)
+        ("time", pa.float64()),       # seconds
+        ("node", pa.int32()),         # the node that wrote the line
+        ("layer", DICT_STR),          # AGT RTR MAC IFQ (others as written)
+        ("reason", DICT_STR),         # drop reason (COL, NRTE, IFQ, END, ...); NULL for ---
+        ("pkt_id", pa.int64()),       # packet uid; 0 on MAC control frames, ARP, some routing packets
+        ("ptype", DICT_STR),          # tcp ack cbr AODV DSR message ARP RTS CTS ACK; NULL: new-format MAC control
+        ("size", pa.int32()),         # bytes at this layer; NULL: new-format MAC control frames
+        ("mac_dur", pa.int64()),      # MAC header fields, parsed from hex
+        ("mac_dst", pa.int64()),      # ffffffff (broadcast) = 4294967295
+        ("mac_src", pa.int64()),
+        ("mac_type", pa.int32()),     # 2048 = IP, 2054 = ARP
+        ("src_node", pa.int32()),     # IP source node.port (-1 = broadcast node); NULL without IP header
+        ("src_port", pa.int32()),
+        ("dst_node", pa.int32()),
+        ("dst_port", pa.int32()),
+        ("ttl", pa.int32()),
+        ("next_hop", pa.int32()),     # old: 0 when unset; new (-Hd): -2 unset, -1 broadcast
+        ("fid", pa.int32()),          # new format only (-If)
+        ("seq", pa.int64()),          # TCP seq or CBR seq
+        ("tcp_ack", pa.int64()),
+        ("n_forwards", pa.int32()),   # hop count field of tcp/cbr packets
+        ("x", pa.float64()),          # node position, new format only
+        ("y", pa.float64()),
+        ("z", pa.float64()),
+        ("detail", pa.string()),      # the rest of routing / ARP / other lines, verbatim
+    ]
+)
+
+# wireless_movements: `M` lines (a node starts moving towards a destination).
+WIRELESS_MOVEMENTS = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("time", pa.float64()),
+        ("node", pa.int32()),
+        ("x", pa.float64()),
+        ("y", pa.float64()),
+        ("z", pa.float64()),
+        ("dest_x", pa.float64()),
+        ("dest_y", pa.float64()),
+        ("speed_mps", pa.float64()),
+    ]
+)
+
+# wireless_energy: energy readings: old-format `[energy E ei I es S et T er R]` blocks (all
+# five), new-format `-Ne` when an energy model is on, and the `N -t T -n NODE -e E` lines an
+# energy model writes in both formats (energy only).
+WIRELESS_ENERGY = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("time", pa.float64()),
+        ("node", pa.int32()),
+        ("energy_j", pa.float64()),
+        ("idle_j", pa.float64()),
+        ("sleep_j", pa.float64()),
+        ("tx_j", pa.float64()),
+        ("rx_j", pa.float64()),
+    ]
+)
+
+# wireless_logs: DSR's own trace lines (SFs, SFf, SFESTs, Sconfig, ...), kept verbatim.
+WIRELESS_LOGS = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("tag", DICT_STR),
+        ("time", pa.float64()),
+        ("node", pa.int32()),         # NULL when the line names none
+        ("text", pa.string()),        # the rest of the line
+    ]
+)
+
 
 _NUMF = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _INTF = r"-?\d+"
@@ -86,9 +164,6 @@ def _cast_events(df: pl.DataFrame) -> pl.DataFrame:
 
 
 class WirelessParser(Parser):
-    kind = "wireless"
-    main_table = "wireless_events"
-
     def __init__(self) -> None:
         self._schemas = {
             "wireless_events": _pl_schema(WIRELESS_EVENTS),
@@ -311,3 +386,28 @@ class WirelessParser(Parser):
             if ip and t[6] == "cbr" and not _OLD_CBR.match(ip["proto"] or ""):
                 return "cbr line without a CBR part [seq] forwards opt-forwards"
         return "malformed old-format (CMU) wireless line"
+
+
+_WIRELESS_NODE = re.compile(r"^_\d+_$")
+
+
+def claims(line: str) -> bool:
+    t = line.split()
+    e = t[0]
+    if len(t) >= 2 and t[1] == "-t":
+        if e in ("s", "r", "f", "d", "D") and ("-Nl" in t or "-Ni" in t):
+            return True
+        return e == "N" and len(t) >= 6 and t[3] == "-n"     # energy lines of a new-format trace
+    if e in ("s", "r", "f", "d", "D") and len(t) >= 4 and _WIRELESS_NODE.match(t[2]):
+        return True
+    if e == "M" and len(t) >= 3 and is_num(t[1]):
+        return True                    # movement lines
+    return len(e) > 1 and e[0] == "S" and len(t) >= 2 and is_num(t[1]) and e.isalnum()   # DSR's own lines (SFs, Sconfig, ...)
+
+
+FORMAT = register(TraceFormat(
+    kind="wireless", description="a wireless trace", claims=claims, parser=WirelessParser,
+    tables={"wireless_events": WIRELESS_EVENTS, "wireless_movements": WIRELESS_MOVEMENTS,
+            "wireless_energy": WIRELESS_ENERGY, "wireless_logs": WIRELESS_LOGS},
+    is_packet_trace=True, priority=10,     # its new-format lines before nam's `-t` lines
+))

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Every check CI runs, in order, stopping at the first that fails (non-zero exit):
+#   ruff (pyflakes, pycodestyle errors, bugbear), mypy on tracekit/, the import contracts of
+#   the layers (import-linter), then pytest. Configuration: pyproject.toml.
+# Usage: scripts/check.sh [--fast] [PYTEST ARGS...]
+#   --fast   skip the tests marked slow (pytest -m "not slow"): the quick loop while editing
+# Expects .venv from `scripts/setup.sh --test` (scripts/test.sh runs both).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+fast=0
+args=()
+for a in "$@"; do
+  if [ "$a" = "--fast" ]; then fast=1; else args+=("$a"); fi
+done
+
+step() {
+  local name=$1; shift
+  printf '[check] %s\n' "$name" >&2
+  "$@"
+  local rc=$?
+  if [ $rc -ne 0 ]; then printf '[check] FAILED: %s (exit %d)\n' "$name" "$rc" >&2; exit 1; fi
+}
+
+for tool in ruff mypy lint-imports python; do
+  [ -x "$BIN/$tool" ] || { echo "check: $BIN/$tool is missing; run scripts/setup.sh --test" >&2; exit 1; }
+done
+step "ruff check" "$BIN/ruff" check --quiet .
+step "mypy tracekit" "$BIN/mypy"
+contracts() {   # lint-imports prints a banner: show its report only when a contract is broken
+  local out
+  out=$("$BIN/lint-imports" --no-cache 2>&1) || { printf '%s\n' "$out"; return 1; }
+  printf '%s\n' "$out" | grep -E '^Contracts:'
+}
+step "import contracts (lint-imports)" contracts
+marker=()
+[ $fast -eq 1 ] && marker=(-m "not slow")
+printf '[check] pytest %s\n' "${marker[*]:-}" >&2
+"$BIN/python" -m pytest ${marker[@]+"${marker[@]}"} ${args[@]+"${args[@]}"}
+rc=$?
+if [ $rc -eq 5 ]; then echo "check: pytest collected no tests" >&2; exit 1; fi
+[ $rc -ne 0 ] && echo "[check] FAILED: pytest (exit $rc)" >&2
+exit $rc
