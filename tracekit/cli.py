@@ -357,7 +357,7 @@ def _print_comparison(c, fmt: str) -> None:
         print_rows(cols, rows, "csv")
         return
     print(f"{c.scenario}: {c.n_runs} runs with a seed; groups by {c.factor}; flows: {c.flow_filter}"
-          + (f"; where {', '.join(map(str, c.filters))}" if c.filters else ""))
+          + (f"; runs where {', '.join(str(f) for f in c.filters if not f.is_flow)}" if any(not f.is_flow for f in c.filters) else ""))
     for v in c.verdicts:
         M = v.metric
         head = f"{M.title} ({M.name}, {M.unit}, {'higher' if M.higher_is_better else 'lower'} is better)"

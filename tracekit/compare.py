@@ -214,7 +214,8 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
     """The verdict on groups of per-run values: the best (by the metric's direction) against
     the runner-up. Groups without mean/stddev get them computed from their values."""
     groups = tuple(g if g.mean is not None or not g.n else g.stats() for g in groups)
-    unit = metric.unit
+    # a unit that is only a range ("0 to 1") reads badly after a number: left out there
+    u = "" if " to " in metric.unit else f" {metric.unit}"
     valid = [g for g in groups if g.n]
     ranked = sorted(valid, key=lambda g: -g.mean if metric.higher_is_better else g.mean)
     common = dict(metric=metric, factor=factor, groups=groups, per=per, note=note)
@@ -223,14 +224,14 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
     best = ranked[0]
     if len(ranked) == 1:
         return Verdict(kind="one_group", best=(best.level,), **common,
-                       text=f"only {best.level} has values ({fmt_value(best.mean)} {unit}): nothing to compare")
+                       text=f"only {best.level} has values ({fmt_value(best.mean)}{u}): nothing to compare")
     tie = [best] + [g for g in ranked[1:] if identical(g, best)]
     rest = [g for g in ranked[1:] if g not in tie]
     lead = tuple(g.level for g in tie)
     if not rest:
         if all(_same(v, best.values[0]) for g in tie for v in g.values):
             text = (f"identical: every run gave the same value ({_names(lead)}: "
-                    f"{fmt_value(best.values[0])} {unit})")
+                    f"{fmt_value(best.values[0])}{u})")
         else:
             text = f"identical: every run gave the same value, seed by seed ({_names(lead)})"
         return Verdict(kind="identical", best=lead, text=text, difference=0.0, **common)
@@ -239,7 +240,7 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
     subject = "they" if len(tie) > 1 else best.level
     run = rest[0]
     diff = abs(best.mean - run.mean)
-    means = f"{best.level} {fmt_value(best.mean)}, {run.level} {fmt_value(run.mean)} {unit}"
+    means = f"{best.level} {fmt_value(best.mean)}, {run.level} {fmt_value(run.mean)}{u}"
     out = dict(best=lead, runner_up=run.level, difference=diff, **common)
     if best.n < 2 or run.n < 2:
         why = ("n = 1 per group" if best.n == run.n == 1
@@ -250,11 +251,11 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
     test = welch(best.mean, best.stddev or 0.0, best.n, run.mean, run.stddev or 0.0, run.n)
     if test is None:   # no run-to-run variation in either group, and the values differ
         return Verdict(kind="difference", **out, text=(
-            f"{prefix}{subject} {verb} {direction} than {run.level} by {fmt_value(diff)} {unit} "
+            f"{prefix}{subject} {verb} {direction} than {run.level} by {fmt_value(diff)}{u} "
             f"(no run-to-run variation in either, so no test is needed; {_n_text(best, run)})"))
     if test.p < alpha:
         return Verdict(kind="difference", test=test, **out, text=(
-            f"{prefix}{subject} {verb} {direction} than {run.level} by {fmt_value(diff)} {unit} "
+            f"{prefix}{subject} {verb} {direction} than {run.level} by {fmt_value(diff)}{u} "
             f"(Welch's t-test {fmt_p(test.p)}, {_n_text(best, run)})"))
     return Verdict(kind="no_difference", test=test, **out, text=(
         f"{prefix}no significant difference between {'them' if len(tie) > 1 else best.level} and {run.level} "
@@ -374,7 +375,10 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
             raise TracekitError(f"no selected run has the label {k!r}")
 
     flow_filters = [f for f in where if f.is_flow]
-    if flow_filters:
+    if not any(m.level == "flow" for m in mets):
+        flow_cond, flow_text = (" AND ".join(_cond(f) for f in flow_filters) or "f.ptype = 'tcp'",
+                                "none (per-run metrics)")
+    elif flow_filters:
         flow_cond, flow_text = " AND ".join(_cond(f) for f in flow_filters), " and ".join(map(str, flow_filters))
     else:
         n_tcp = con.execute(f"SELECT count(*) FROM flow_stats f JOIN ({sel_runs}) s USING (run_id) "
