@@ -112,6 +112,8 @@ def verdicts(comp: Comparison | str, key: str, *, per_title: str | None = None) 
         return
     vs = comp.verdicts
     notes = sorted({v.note for v in vs if v.note})
+    if comp.pooled_note:
+        st.warning(comp.pooled_note.replace("--per", "one verdict per value").replace("--where", "the sidebar"))
     if len(vs) == 1 or not comp.per:
         for v in vs:
             st.markdown(f"**Verdict** ({v.metric.title}{', ' + v.per_text if v.per else ''}): {v.text}.")

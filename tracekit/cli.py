@@ -284,7 +284,8 @@ def metrics(
     if wrows:
         print_rows(wcols, wrows, fmt, title="wireless_run_stats (all flows of each wireless run; nrl = routing packets per delivered data packet)")
     if by:
-        _print_comparisons(con, f"SELECT DISTINCT r.scenario FROM runs r WHERE run_id IN ({selected}) AND r.scenario IS NOT NULL",
+        _print_comparisons(con, f"SELECT DISTINCT c.scenario FROM run_configs c WHERE run_id IN ({selected}) "
+                                "AND c.scenario IS NOT NULL ORDER BY 1",
                            params, by, [r[0] for r in con.execute(f"SELECT run_id FROM ({selected})", params).fetchall()])
     else:
         print("compare groups of runs with: tracekit compare SCENARIO --by LABEL --metric METRIC "
@@ -295,9 +296,14 @@ def _print_comparisons(con, scenarios_sql: str, params: list, by: str, run_ids: 
     """`tracekit metrics --by`: the verdicts on the catalogue's headline metrics, per scenario."""
     from .compare import compare
 
-    for (scen,) in con.execute(scenarios_sql, params).fetchall():
-        metrics_ = [m for m in ("throughput_kbps", "mean_delay_ms", "jain_index")]
-        _print_comparison(compare(con, scen, by, metrics_, run_ids=run_ids), "table")
+    scenarios_ = [r[0] for r in con.execute(scenarios_sql, params).fetchall()]
+    if not scenarios_:
+        raise TracekitError("no runs with a seed and a scenario among the selected runs: --by has nothing to compare "
+                            "(runs without a seed label are not replications)")
+    for scen in scenarios_:
+        print()
+        _print_comparison(compare(con, scen, by, ["throughput_kbps", "mean_delay_ms", "jain_index"], run_ids=run_ids),
+                          "table")
 
 
 @app.command()
@@ -339,6 +345,7 @@ def _print_comparison(c, fmt: str) -> None:
         from .output import _plain
 
         out = {"scenario": c.scenario, "factor": c.factor, "flows": c.flow_filter, "runs": c.n_runs,
+               "pooled_labels": list(c.pooled),
                "where": [str(f) for f in c.filters],
                "verdicts": [{"metric": v.metric.name, "unit": v.metric.unit, "higher_is_better": v.metric.higher_is_better,
                              "per": dict(v.per), "kind": v.kind, "verdict": v.text, "note": v.note,
@@ -358,6 +365,8 @@ def _print_comparison(c, fmt: str) -> None:
         return
     print(f"{c.scenario}: {c.n_runs} runs with a seed; groups by {c.factor}; flows: {c.flow_filter}"
           + (f"; runs where {', '.join(str(f) for f in c.filters if not f.is_flow)}" if any(not f.is_flow for f in c.filters) else ""))
+    if c.pooled_note:
+        print(f"note: {c.pooled_note}")
     for v in c.verdicts:
         M = v.metric
         head = f"{M.title} ({M.name}, {M.unit}, {'higher' if M.higher_is_better else 'lower'} is better)"

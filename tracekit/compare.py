@@ -239,8 +239,10 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
               if len(tie) > 1 else "")
     subject = "they" if len(tie) > 1 else best.level
     run = rest[0]
+    run_tie = [g.level for g in rest if identical(g, run)]
+    other = " = ".join(run_tie)       # "Reno = Tahoe": identical runners-up
     diff = abs(best.mean - run.mean)
-    means = f"{best.level} {fmt_value(best.mean)}, {run.level} {fmt_value(run.mean)}{u}"
+    means = f"{best.level} {fmt_value(best.mean)}, {other} {fmt_value(run.mean)}{u}"
     out = dict(best=lead, runner_up=run.level, difference=diff, **common)
     if best.n < 2 or run.n < 2:
         why = ("n = 1 per group" if best.n == run.n == 1
@@ -251,14 +253,14 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
     test = welch(best.mean, best.stddev or 0.0, best.n, run.mean, run.stddev or 0.0, run.n)
     if test is None:   # no run-to-run variation in either group, and the values differ
         return Verdict(kind="difference", **out, text=(
-            f"{prefix}{subject} {verb} {direction} than {run.level} by {fmt_value(diff)}{u} "
+            f"{prefix}{subject} {verb} {direction} than {other} by {fmt_value(diff)}{u} "
             f"(no run-to-run variation in either, so no test is needed; {_n_text(best, run)})"))
     if test.p < alpha:
         return Verdict(kind="difference", test=test, **out, text=(
-            f"{prefix}{subject} {verb} {direction} than {run.level} by {fmt_value(diff)}{u} "
+            f"{prefix}{subject} {verb} {direction} than {other} by {fmt_value(diff)}{u} "
             f"(Welch's t-test {fmt_p(test.p)}, {_n_text(best, run)})"))
     return Verdict(kind="no_difference", test=test, **out, text=(
-        f"{prefix}no significant difference between {'them' if len(tie) > 1 else best.level} and {run.level} "
+        f"{prefix}no significant difference between {'them' if len(tie) > 1 else best.level} and {other} "
         f"({means}; Welch's t-test {fmt_p(test.p)}, {_n_text(best, run)})"))
 
 
@@ -328,6 +330,14 @@ class Comparison:
     flow_filter: str                     # the flow selection in words
     n_runs: int
     verdicts: list[Verdict] = field(default_factory=list)
+    pooled: tuple[str, ...] = ()         # other labels that vary within the groups
+
+    @property
+    def pooled_note(self) -> str | None:
+        if not self.pooled:
+            return None
+        return (f"each group pools runs with different {', '.join(self.pooled)} (split them with --per, "
+                "or fix them with --where)")
 
 
 def natural_key(v) -> tuple:
@@ -414,8 +424,8 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
             FROM vals GROUP BY metric, {keys}, run_id
             HAVING count(value) > 0
         )
-        SELECT metric, {keys}, list(value ORDER BY seed, run_id) AS vals,
-               list(seed ORDER BY seed, run_id) AS seeds, avg(value) AS mean,
+        SELECT metric, {keys}, list(value ORDER BY seed, value) AS vals,
+               list(seed ORDER BY seed, value) AS seeds, avg(value) AS mean,
                stddev_samp(value) AS sd, t_975(count(value) - 1) * stddev_samp(value) / sqrt(count(value)) AS ci,
                sum(n_flows) AS n_flows
         FROM per_run GROUP BY metric, {keys}"""
@@ -434,7 +444,11 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
         GROUP BY {keys}"""
     loss = {tuple(r[:len(cols)]): (bool(r[len(cols)]), r[len(cols) + 1]) for r in con.execute(loss_sql, params).fetchall()}
 
-    out = Comparison(scenario, factor, mets, tuple(per), tuple(where), flow_text, n_runs)
+    pooled = [k for (k,) in con.execute(
+        f"SELECT k FROM (SELECT unnest(map_keys(labels)) AS k, unnest(map_values(labels)) AS v FROM ({sel_runs})) "
+        "GROUP BY k HAVING count(DISTINCT v) > 1 ORDER BY k", params).fetchall()
+        if k not in (factor, *per, "seed", "sim_id", "scenario")]
+    out = Comparison(scenario, factor, mets, tuple(per), tuple(where), flow_text, n_runs, pooled=tuple(pooled))
     by_block: dict[tuple, list[tuple]] = {}
     for r in rows:
         metric_name, key = r[0], r[1:1 + len(cols)]
