@@ -120,8 +120,10 @@ def verdicts(comp: Comparison | str, key: str, *, per_title: str | None = None) 
     else:
         rows = pd.DataFrame([{**dict(v.per), "verdict": v.text, "best": " = ".join(v.best),
                               "runner_up": v.runner_up, "p_value": v.p_value} for v in vs])
-        st.markdown(f"**Verdicts** ({vs[0].metric.title}, by {comp.factor}, one per {per_title or ', '.join(comp.per)})")
-        table(rows, f"verdicts-{key}", key=f"verdicts-{key}")
+        st.markdown(f"**Verdicts** ({vs[0].metric.title}, by {comp.factor}, one per {per_title or ', '.join(comp.per)}):\n"
+                    + "\n".join(f"- {v.per_text}: {v.text}" for v in vs))
+        with st.expander("The verdicts as a table"):
+            table(rows, f"verdicts-{key}", key=f"verdicts-{key}")
     for n in notes:
         st.info(n)
     flows = comp.flow_filter if len(comp.flow_filter) <= 60 else "the flow names chosen in the sidebar"

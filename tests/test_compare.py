@@ -255,3 +255,11 @@ def test_compare_errors_are_one_line(store):
         p = tk(store, "compare", *args, check=False)
         assert p.returncode == 1, args
         assert p.stderr.count("\n") == 1 and msg in p.stderr, p.stderr
+
+
+def test_compare_needs_neither_scipy_nor_a_ui():
+    code = ("import sys, tracekit.compare\n"
+            "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('scipy', 'typer', 'click', 'streamlit', 'plotly'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""

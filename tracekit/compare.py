@@ -415,7 +415,7 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
             SELECT m.metric, c.run_id, c.seed, m.value, {sel_list}
             FROM run_metrics m JOIN c USING (run_id)
             WHERE m.level = 'run' AND m.metric IN ({run_list})""")
-    values_sql = f"""
+    ctes = f"""
         WITH c AS ({sel_runs}),
         vals AS ({" UNION ALL ".join(parts)}),
         per_run AS (
@@ -423,7 +423,8 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
                    count(value) AS n_flows
             FROM vals GROUP BY metric, {keys}, run_id
             HAVING count(value) > 0
-        )
+        )"""
+    values_sql = f"""{ctes}
         SELECT metric, {keys}, list(value ORDER BY seed, value) AS vals,
                list(seed ORDER BY seed, value) AS seeds, avg(value) AS mean,
                stddev_samp(value) AS sd, t_975(count(value) - 1) * stddev_samp(value) / sqrt(count(value)) AS ci,
@@ -444,9 +445,15 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
         GROUP BY {keys}"""
     loss = {tuple(r[:len(cols)]): (bool(r[len(cols)]), r[len(cols) + 1]) for r in con.execute(loss_sql, params).fetchall()}
 
-    pooled = [k for (k,) in con.execute(
-        f"SELECT k FROM (SELECT unnest(map_keys(labels)) AS k, unnest(map_values(labels)) AS v FROM ({sel_runs})) "
-        "GROUP BY k HAVING count(DISTINCT v) > 1 ORDER BY k", params).fetchall()
+    # labels other than the factor and --per ones that take several values within a group
+    pooled = [k for (k,) in con.execute(f"""{ctes}
+        SELECT DISTINCT lk FROM (
+            SELECT metric, {keys}, lk FROM (
+                SELECT p.metric, {', '.join('p.' + k for k in keys.split(', '))},
+                       unnest(map_keys(c.labels)) AS lk, unnest(map_values(c.labels)) AS lv
+                FROM (SELECT DISTINCT metric, {keys}, run_id FROM per_run) p JOIN c USING (run_id))
+            GROUP BY metric, {keys}, lk HAVING count(DISTINCT lv) > 1)
+        ORDER BY 1""", params).fetchall()
         if k not in (factor, *per, "seed", "sim_id", "scenario")]
     out = Comparison(scenario, factor, mets, tuple(per), tuple(where), flow_text, n_runs, pooled=tuple(pooled))
     by_block: dict[tuple, list[tuple]] = {}
