@@ -263,3 +263,12 @@ def test_compare_needs_neither_scipy_nor_a_ui():
             "('scipy', 'typer', 'click', 'streamlit', 'plotly'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
+
+
+def test_identical_runners_up_are_named_together():
+    same = (5.0, 6.0, 5.5)
+    v = judge(TP, [Group("Vegas", (10.0, 12.0, 11.0), (1, 2, 3)), Group("Tahoe", same, (1, 2, 3)),
+                   Group("Reno", same, (1, 2, 3))], "variant")
+    p = stats.ttest_ind((10.0, 12.0, 11.0), same, equal_var=False).pvalue
+    assert v.runner_up == "Tahoe"
+    assert v.text == f"Vegas is higher than Tahoe = Reno by 5.5 kbit/s (Welch's t-test p = {p:.3f}, n = 3 each)"

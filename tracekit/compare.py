@@ -191,6 +191,8 @@ def _same(a: float, b: float) -> bool:
 def identical(a: Group, b: Group) -> bool:
     """Every run gave the same value: both groups constant at one value, or the same seeds
     with the same value seed by seed."""
+    if a is b:
+        return True
     if not a.n or not b.n:
         return False
     va, vb = a.values, b.values
@@ -239,7 +241,7 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
               if len(tie) > 1 else "")
     subject = "they" if len(tie) > 1 else best.level
     run = rest[0]
-    run_tie = [g.level for g in rest if identical(g, run)]
+    run_tie = [run.level] + [g.level for g in rest[1:] if identical(g, run)]
     other = " = ".join(run_tie)       # "Reno = Tahoe": identical runners-up
     diff = abs(best.mean - run.mean)
     means = f"{best.level} {fmt_value(best.mean)}, {other} {fmt_value(run.mean)}{u}"
