@@ -272,3 +272,11 @@ def test_identical_runners_up_are_named_together():
     p = stats.ttest_ind((10.0, 12.0, 11.0), same, equal_var=False).pvalue
     assert v.runner_up == "Tahoe"
     assert v.text == f"Vegas is higher than Tahoe = Reno by 5.5 kbit/s (Welch's t-test p = {p:.3f}, n = 3 each)"
+
+
+def test_metrics_by_prints_the_same_verdicts(store):
+    out = tk(store, "metrics", "--where", "scenario=cbr-variants", "--by", "variant").stdout
+    want = json.loads(tk(store, "compare", "cbr-variants", "--by", "variant", "--format", "json").stdout)
+    (v,) = want["verdicts"]
+    assert f"verdict: {v['verdict']}" in out
+    assert "Jain's fairness index" in out and "Mean delay" in out
