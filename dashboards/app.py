@@ -48,10 +48,11 @@ def _status() -> dd.StoreStatus:
 
 def _sidebar(status: dd.StoreStatus) -> dd.Selection:
     sb = st.sidebar
-    with st.spinner(f"Computing flow_stats, fairness and replication_stats for {len(status.run_ids)} runs "
+    with st.spinner(f"Computing flow_stats, fairness, run_metrics and replication_stats for {len(status.run_ids)} runs "
                     "(once per store state)..."):
-        runs = dd.runs_frame(str(status.data_dir), status.state)
-        dd.flow_stats_frame(str(status.data_dir), status.state)
+        store = dd.open_store(status)
+        runs = store.runs()
+        store.flow_stats()
     wired = runs[runs["trace_kind"].isin(dd.PACKET_KINDS)]
     sb.caption(f"Store `{status.data_dir}`: {len(runs)} runs, {len(wired)} packet traces")
 
@@ -63,7 +64,7 @@ def _sidebar(status: dd.StoreStatus) -> dd.Selection:
                         format_func=lambda s: f"{s} ({counts.get(s, 0)} runs)")
     scenario = None if scen == "(no scenario)" else scen
 
-    names, tcp = dd.flow_names(status, scenario)
+    names, tcp = dd.flow_names(store, scenario)
     sub = wired[(wired["scenario"] == scenario) if scenario is not None else wired["scenario"].isna()]
     wireless = dd.series_title(sub) == "Routing protocol"
     chosen = sb.multiselect("Flows" if wireless else "Variants (flow names)", names,
@@ -92,7 +93,7 @@ def _sidebar(status: dd.StoreStatus) -> dd.Selection:
             st.caption(", ".join(fixed))
     sb.segmented_control("Chart image format", list(ui.IMAGE_FORMATS), default="PNG", key="image_format",
                          help="What the camera button of every chart's toolbar saves.")
-    return dd.select(status, scenario, chosen, queues, chosen_params, seed)
+    return dd.select(store, scenario, chosen, queues, chosen_params, seed)
 
 
 status = _status()

@@ -1,35 +1,44 @@
-"""The dashboard's access to the store: every number comes from the sql/ views.
+"""The dashboard's access to the store: every number comes from the sql/ views, every
+metric's name, title, unit and direction from the catalogue (sql/catalogue.toml), every
+verdict from tracekit.compare.
 
-One DuckDB connection (tracekit.query.connect, read-only) per store state, where the state
-is the list of run ids plus the sql/ files' mtimes, so a new run or an edited view gives
-fresh numbers and anything else is served from Streamlit's caches. On that connection the
-views every page reads (flows, flow_stats, fairness, run_configs, replication_stats) are
-computed once into temp tables of the same names, which shadow the views: the dependent
-views (and the SQL page's queries) then reuse them instead of recomputing flow_stats from
-the events (about 4 s per 100 runs, once per store state).
+One DashStore per store state (the list of run ids plus the sql/ files' mtimes, so a new run
+or an edited view gives fresh numbers): a DuckDB connection (tracekit.query.connect,
+read-only) on which the views every page reads (flows, flow_stats, fairness, run_configs,
+run_metrics, replication_stats) are computed once into temp tables of the same names. They
+shadow the views, so the dependent views, tracekit.compare and the SQL page's queries reuse
+them instead of recomputing flow_stats from the events (about 4 s per 100 runs, once per
+state). The DashStore also keeps what the pages asked it for (whole views as frames, small
+per-selection queries), so pages pass it around instead of (data_dir, state) strings.
 
 The dashboard only filters, joins and pivots what the views return; a display needs two
 derived numbers, the ends of a confidence interval (mean ± ci95_half_width) and the gap
-between two means, and the per-variant means on the throughput-delay page are a GROUP BY
-over flow_stats run by DuckDB.
+between two means.
 """
 from __future__ import annotations
 
 import hashlib
 import sys
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
+from tracekit import compare as tk_compare
+from tracekit.catalogue import Metric, metrics as catalogue
 from tracekit.errors import TracekitError
 from tracekit.query import connect, run_query, sql_dir
 from tracekit.store import Store, default_data_dir
 
-# Computed once per store state and shadowing the views of the same name (see docstring).
-MATERIALIZED = ("flows", "flow_stats", "fairness", "run_configs", "replication_stats")
+# Computed once per store state and shadowing the views of the same name (see docstring);
+# in dependency order.
+MATERIALIZED = ("flows", "flow_stats", "fairness", "run_configs", "run_metrics", "replication_stats")
+# The full key of a flow (flows sharing fid 0 differ in their addresses; old-format wireless
+# flows have no fid at all).
+FLOW_KEY = ("run_id", "fid", "src_node", "src_port", "dst_node", "dst_port")
 # Labels that are not scenario parameters.
 NOT_PARAMS = ("scenario", "seed", "sim_id")
 # Runs of these trace kinds hold packets and have flows (flow_stats).
@@ -44,32 +53,6 @@ def series_title(runs: pd.DataFrame) -> str:
     if len(runs) and (runs["trace_kind"] == "wireless").all():
         return "Routing protocol"
     return "Queue type"
-
-
-@dataclass(frozen=True)
-class Metric:
-    column: str
-    title: str
-    unit: str
-    higher_is_better: bool
-
-    @property
-    def axis(self) -> str:
-        return f"{self.title} ({self.unit})"
-
-
-METRICS = {
-    m.column: m
-    for m in (
-        Metric("throughput_kbps", "Throughput", "kbit/s", True),
-        Metric("goodput_kbps", "Goodput", "kbit/s", True),
-        Metric("mean_delay_ms", "Mean delay", "ms", False),
-        Metric("pdr", "Packet delivery ratio", "delivered / sent", True),
-        Metric("drop_rate", "Drop rate", "dropped / sent", False),
-        Metric("jain_index", "Jain's fairness index", "0 to 1", True),
-    )
-}
-FLOW_METRICS = [m for m in METRICS if m != "jain_index"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -125,40 +108,6 @@ def store_status(data_dir: Path) -> StoreStatus:
 
 
 # ---------------------------------------------------------------------------------------
-# connections
-
-
-class DB:
-    """A connect()ed connection and a lock: DuckDB connections are not to be shared between
-    Streamlit's session threads without one (cursors would not see the views' registered
-    empty tables)."""
-
-    def __init__(self, data_dir: Path, materialize: bool):
-        self.con = connect(data_dir)
-        self.lock = threading.Lock()
-        self.failed: dict[str, str] = {}
-        if materialize:
-            for view in MATERIALIZED:
-                try:
-                    self.con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM main.{view}")
-                except Exception as e:  # a view under repair: its pages say so, the rest work
-                    self.failed[view] = str(e).splitlines()[0]
-
-    def df(self, sql: str, params: list | None = None) -> pd.DataFrame:
-        with self.lock:
-            return self.con.execute(sql, params or []).df()
-
-
-@st.cache_resource(max_entries=2, show_spinner=False)
-def _db(data_dir: str, state: str) -> DB:
-    return DB(Path(data_dir), materialize=True)
-
-
-def db(s: StoreStatus) -> DB:
-    return _db(str(s.data_dir), s.state)
-
-
-# ---------------------------------------------------------------------------------------
 # whole views, once per state
 
 
@@ -179,121 +128,226 @@ def _queue_type(labels: dict, scenario: str | None, kind: str = "wired") -> str:
     return "DropTail" if scenario in SCENARIOS else "(unknown)"
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def runs_frame(data_dir: str, state: str) -> pd.DataFrame:
-    """The runs view, with each label as a column of its own (strings) and queue_type."""
-    df = _db(data_dir, state).df(
-        "SELECT run_id, scenario, seed, trace_kind, n_events, t_start, t_end, source, labels "
-        "FROM runs ORDER BY scenario, run_id")
-    labels = [dict(x) if x is not None else {} for x in df.pop("labels")]
-    keys = sorted({k for d in labels for k in d if k not in ("scenario", "seed")})
-    for k in keys:
-        col = k if k not in df.columns else f"label.{k}"
-        df[col] = [d.get(k) for d in labels]
-    if "sim_id" not in df.columns:
-        df["sim_id"] = None
-    df["queue_type"] = [_queue_type(d, s, k) for d, s, k in zip(labels, df["scenario"], df["trace_kind"])]
-    df.attrs["label_keys"] = keys
-    return df
-
-
-def _whole(view: str, data_dir: str, state: str) -> pd.DataFrame:
-    d = _db(data_dir, state)
-    if view in d.failed:
-        raise TracekitError(f"the {view} view failed: {d.failed[view]}")
-    return d.df(f"SELECT * FROM {view}")
-
-
 def _named(df: pd.DataFrame) -> pd.DataFrame:
-    """Flows without a name (traces ingested without --flow-label) are shown as 'fid N (ptype)'."""
+    """Flows without a name (traces ingested without --flow-label, old-format wireless flows,
+    which have no fid) are shown as 'fid N (ptype)', or 'ptype src.port→dst.port' without a fid."""
     if "name" in df.columns and df["name"].isna().any():
-        label = "fid " + df["fid"].astype("Int64").astype(str)
-        if "ptype" in df.columns:
-            label = label + " (" + df["ptype"].fillna("?") + ")"
+        fid = df["fid"].astype("Int64").astype(str)
+        ptype = df["ptype"].fillna("?") if "ptype" in df.columns else pd.Series("?", index=df.index)
+        label = ("fid " + fid + " (" + ptype + ")").where(df["fid"].notna(), ptype + " " + df["src_node"].astype(str)
+                 + "." + df["src_port"].astype(str) + "→" + df["dst_node"].astype(str) + "." + df["dst_port"].astype(str))
         df = df.assign(name=df["name"].fillna(label))
     return df
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def flow_stats_frame(data_dir: str, state: str) -> pd.DataFrame:
-    return _named(_whole("flow_stats", data_dir, state))
+def _py(v):
+    """A pandas cell as a DuckDB parameter (NaN and NA are NULL)."""
+    if v is None or (not isinstance(v, str) and pd.isna(v)):
+        return None
+    return v.item() if hasattr(v, "item") else v
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def fairness_frame(data_dir: str, state: str) -> pd.DataFrame:
-    return _whole("fairness", data_dir, state)
+class DashStore:
+    """One store state: its connection (the views every page reads materialised, see the
+    module docstring) and what the pages asked of it, kept for as long as the state lives."""
+
+    MEMO_ENTRIES = 256
+
+    def __init__(self, status: StoreStatus):
+        self.status = status
+        self.con = connect(status.data_dir)
+        # DuckDB connections are not to be shared between Streamlit's session threads without one
+        self.lock = threading.RLock()
+        self.failed: dict[str, str] = {}
+        self._memo: OrderedDict = OrderedDict()
+        for view in MATERIALIZED:
+            try:
+                self.con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM main.{view}")
+            except Exception as e:  # a view under repair: its pages say so, the rest work
+                self.failed[view] = str(e).splitlines()[0]
+
+    @property
+    def data_dir(self) -> Path:
+        return self.status.data_dir
+
+    def df(self, sql: str, params: list | None = None) -> pd.DataFrame:
+        with self.lock:
+            return self.con.execute(sql, params or []).df()
+
+    def _memoised(self, key: tuple, compute):
+        """compute() once per key; frames are handed out as copies (pandas copy-on-write makes
+        that cheap), so a page changing its frame does not change the next page's."""
+        with self.lock:
+            if key in self._memo:
+                self._memo.move_to_end(key)
+                value = self._memo[key]
+            else:
+                value = compute()
+                self._memo[key] = value
+                while len(self._memo) > self.MEMO_ENTRIES:
+                    self._memo.popitem(last=False)
+        if isinstance(value, pd.DataFrame):
+            return value.copy(deep=False)
+        if isinstance(value, tuple) and value and isinstance(value[0], pd.DataFrame):
+            return (value[0].copy(deep=False), *value[1:])
+        return value
+
+    def _whole(self, view: str) -> pd.DataFrame:
+        if view in self.failed:
+            raise TracekitError(f"the {view} view failed: {self.failed[view]}")
+        return self.df(f"SELECT * FROM {view}")
+
+    # -- whole views -------------------------------------------------------------------
+
+    def runs(self) -> pd.DataFrame:
+        """The runs view, with each label as a column of its own (strings) and queue_type."""
+        def compute():
+            df = self.df("SELECT run_id, scenario, seed, trace_kind, n_events, t_start, t_end, source, labels "
+                         "FROM runs ORDER BY scenario, run_id")
+            labels = [dict(x) if x is not None else {} for x in df.pop("labels")]
+            keys = sorted({k for d in labels for k in d if k not in ("scenario", "seed")})
+            for k in keys:
+                col = k if k not in df.columns else f"label.{k}"
+                df[col] = [d.get(k) for d in labels]
+            if "sim_id" not in df.columns:
+                df["sim_id"] = None
+            df["queue_type"] = [_queue_type(d, s, k) for d, s, k in zip(labels, df["scenario"], df["trace_kind"])]
+            df.attrs["label_keys"] = keys
+            return df
+        return self._memoised(("runs",), compute)
+
+    def flow_stats(self) -> pd.DataFrame:
+        return self._memoised(("flow_stats",), lambda: _named(self._whole("flow_stats")))
+
+    def fairness(self) -> pd.DataFrame:
+        return self._memoised(("fairness",), lambda: self._whole("fairness"))
+
+    def run_configs(self) -> pd.DataFrame:
+        return self._memoised(("run_configs",), lambda: self._whole("run_configs"))
+
+    def replication(self) -> pd.DataFrame:
+        return self._memoised(("replication_stats",), lambda: self._whole("replication_stats"))
+
+    def metrics(self, level: str | None = None, source_view: str | None = None) -> dict[str, Metric]:
+        """The catalogued metrics (in catalogue order) whose source column this store's views
+        have, of one level and source view if given."""
+        def compute():
+            have = {}
+            for view in {m.source_view for m in catalogue().values()}:
+                try:
+                    have[view] = set(self.df(f"SELECT * FROM {view} LIMIT 0").columns)
+                except Exception:
+                    have[view] = set()
+            return {k: m for k, m in catalogue().items() if m.source_column in have[m.source_view]}
+        avail = self._memoised(("metrics",), compute)
+        return {k: m for k, m in avail.items()
+                if (level is None or m.level == level) and (source_view is None or m.source_view == source_view)}
+
+    # -- per selection -----------------------------------------------------------------
+
+    def throughput_series(self, run_ids: tuple[str, ...], bin_s: float) -> pd.DataFrame:
+        return self._memoised(("throughput_series", run_ids, bin_s), lambda: _named(self.df(
+            "SELECT s.*, f.ptype FROM throughput_series(?) s JOIN flow_stats f "
+            "ON f.run_id = s.run_id AND f.fid IS NOT DISTINCT FROM s.fid AND f.src_node = s.src_node "
+            "AND f.src_port = s.src_port AND f.dst_node = s.dst_node AND f.dst_port = s.dst_port "
+            "WHERE list_contains(?, s.run_id) ORDER BY s.run_id, s.fid, s.t",
+            [float(bin_s), list(run_ids)])))
+
+    def cwnd(self, run_ids: tuple[str, ...]) -> pd.DataFrame:
+        return self._memoised(("cwnd", run_ids), lambda: self.df(
+            "SELECT run_id, time, src_node, src_port, dst_node, dst_port, value FROM tcp_vars "
+            "WHERE var = 'cwnd_' AND list_contains(?, run_id) ORDER BY run_id, src_node, src_port, time",
+            [list(run_ids)]))
+
+    def queue_samples(self, run_ids: tuple[str, ...]) -> pd.DataFrame:
+        return self._memoised(("queue_samples", run_ids), lambda: self.df(
+            "SELECT run_id, sample_kind, time, from_node, to_node, bytes, pkts FROM queue_samples "
+            "WHERE list_contains(?, run_id) ORDER BY run_id, from_node, to_node, sample_kind, time",
+            [list(run_ids)]))
+
+    def group_means(self, flows: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+        """Per group, the number of flows and the mean of each flow_stats column, over the flows
+        given as rows of `flows` (the full FLOW_KEY and a `group` column). DuckDB joins them
+        back to flow_stats on the whole key, NULL fids included (old-format wireless flows)."""
+        empty = pd.DataFrame(columns=["group", "flows", *columns])
+        if flows.empty:
+            return empty
+        keyed = tuple(tuple(_py(v) for v in row) for row in flows[[*FLOW_KEY, "group"]].itertuples(index=False))
+        cols = ", ".join(f"avg(s.{c}) AS {c}" for c in columns)
+        on = " AND ".join(f"s.{k} IS NOT DISTINCT FROM sel.{k}" for k in FLOW_KEY)
+
+        def compute():
+            lists = [list(x) for x in zip(*keyed)]
+            return self.df(
+                "WITH sel AS (SELECT unnest(CAST(? AS VARCHAR[])) AS run_id, unnest(CAST(? AS BIGINT[])) AS fid, "
+                "unnest(CAST(? AS BIGINT[])) AS src_node, unnest(CAST(? AS BIGINT[])) AS src_port, "
+                "unnest(CAST(? AS BIGINT[])) AS dst_node, unnest(CAST(? AS BIGINT[])) AS dst_port, "
+                "unnest(CAST(? AS VARCHAR[])) AS grp) "
+                f"SELECT sel.grp AS \"group\", count(*) AS flows, {cols} "
+                f"FROM flow_stats s JOIN sel ON {on} GROUP BY sel.grp ORDER BY sel.grp", lists)
+        return self._memoised(("group_means", keyed, columns), compute)
+
+    def user_query(self, query: str, max_rows: int) -> tuple[pd.DataFrame, bool]:
+        """A read-only query typed on the SQL page: tracekit.query.run_query on the shared
+        connection (its temp tables hold exactly what the views they shadow return, and
+        run_query refuses anything that is not a query); at most max_rows rows, and whether
+        it cut."""
+        def compute():
+            with self.lock:
+                rel = run_query(self.con, query)
+                try:
+                    df = rel.limit(max_rows + 1).df()
+                except Exception as e:
+                    raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
+            return df.head(max_rows), len(df) > max_rows
+        return self._memoised(("user_query", query, max_rows), compute)
+
+    def compare(self, scenario: str, factor: str, metrics: tuple[str, ...], per: tuple[str, ...],
+                run_ids: tuple[str, ...], names: tuple[str, ...] | None) -> tk_compare.Comparison:
+        """tracekit.compare's verdicts on these runs (and flows of these names)."""
+        where = (tk_compare.Filter("name", tuple(names)),) if names else ()
+
+        def compute():
+            with self.lock:
+                return tk_compare.compare(self.con, scenario, factor, metrics, per=per, where=where, run_ids=run_ids)
+        return self._memoised(("compare", scenario, factor, metrics, per, run_ids, names), compute)
+
+    # -- wireless ------------------------------------------------------------------------
+
+    def wireless_run_stats(self, run_ids: tuple[str, ...]) -> pd.DataFrame:
+        return self._memoised(("wireless_run_stats", run_ids), lambda: self.df(
+            "SELECT w.*, o.routing_sent_pkts, o.routing_fwd_pkts, o.routing_bytes, o.data_recv_pkts "
+            "FROM wireless_run_stats w JOIN routing_overhead o ON o.run_id = w.run_id "
+            "WHERE list_contains(?, w.run_id) ORDER BY w.run_id", [list(run_ids)]))
+
+    def wireless_drops_by_group(self, groups: tuple[tuple[str, str], ...]) -> pd.DataFrame:
+        """Per group of runs (e.g. a routing protocol) and drop layer and reason: drop lines per
+        run (the group's wireless_drops summed, over the number of runs in the group)."""
+        if not groups:
+            return pd.DataFrame(columns=["group", "layer", "reason", "runs", "drops_per_run"])
+        return self._memoised(("wireless_drops", groups), lambda: self.df(
+            "WITH sel AS (SELECT unnest(?) AS run_id, unnest(?) AS grp), "
+            "n AS (SELECT grp, count(*) AS runs FROM sel GROUP BY grp) "
+            "SELECT sel.grp AS \"group\", d.layer, coalesce(d.reason, '(none)') AS reason, any_value(n.runs) AS runs, "
+            "sum(d.drops) / any_value(n.runs) AS drops_per_run "
+            "FROM wireless_drops d JOIN sel USING (run_id) JOIN n USING (grp) "
+            "GROUP BY sel.grp, d.layer, coalesce(d.reason, '(none)') ORDER BY 1, 2, 3",
+            [[g[0] for g in groups], [g[1] for g in groups]]))
+
+    def node_forwarding(self, run_id: str) -> pd.DataFrame:
+        return self._memoised(("node_forwarding", run_id), lambda: self.df(
+            "SELECT node, fwd_data_pkts, fwd_data_bytes, fwd_routing_pkts FROM node_forwarding "
+            "WHERE run_id = ? ORDER BY node", [run_id]))
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def run_configs_frame(data_dir: str, state: str) -> pd.DataFrame:
-    return _whole("run_configs", data_dir, state)
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _open_store(data_dir: str, state: str, _status: StoreStatus) -> DashStore:
+    return DashStore(_status)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def replication_frame(data_dir: str, state: str) -> pd.DataFrame:
-    return _whole("replication_stats", data_dir, state)
-
-
-# ---------------------------------------------------------------------------------------
-# per selection (small queries, cached by their arguments)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def throughput_series(data_dir: str, state: str, run_ids: tuple[str, ...], bin_s: float) -> pd.DataFrame:
-    df = _db(data_dir, state).df(
-        "SELECT s.*, f.ptype FROM throughput_series(?) s JOIN flow_stats f "
-        "ON f.run_id = s.run_id AND f.fid IS NOT DISTINCT FROM s.fid AND f.src_node = s.src_node "
-        "AND f.src_port = s.src_port AND f.dst_node = s.dst_node AND f.dst_port = s.dst_port "
-        "WHERE list_contains(?, s.run_id) ORDER BY s.run_id, s.fid, s.t",
-        [float(bin_s), list(run_ids)])
-    return _named(df)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def cwnd(data_dir: str, state: str, run_ids: tuple[str, ...]) -> pd.DataFrame:
-    return _db(data_dir, state).df(
-        "SELECT run_id, time, src_node, src_port, dst_node, dst_port, value FROM tcp_vars "
-        "WHERE var = 'cwnd_' AND list_contains(?, run_id) ORDER BY run_id, src_node, src_port, time",
-        [list(run_ids)])
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def queue_samples(data_dir: str, state: str, run_ids: tuple[str, ...]) -> pd.DataFrame:
-    return _db(data_dir, state).df(
-        "SELECT run_id, sample_kind, time, from_node, to_node, bytes, pkts FROM queue_samples "
-        "WHERE list_contains(?, run_id) ORDER BY run_id, from_node, to_node, sample_kind, time",
-        [list(run_ids)])
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def variant_means(data_dir: str, state: str, groups: tuple[tuple[str, int, str], ...]) -> pd.DataFrame:
-    """Per group (e.g. 'Reno · DropTail'), the mean throughput_kbps and p95_delay_ms of the
-    given (run_id, fid, group) flows of flow_stats, and how many flows were averaged."""
-    if not groups:
-        return pd.DataFrame(columns=["group", "flows", "throughput_kbps", "p95_delay_ms"])
-    return _db(data_dir, state).df(
-        "WITH sel AS (SELECT unnest(?) AS run_id, unnest(?) AS fid, unnest(?) AS grp) "
-        "SELECT sel.grp AS \"group\", count(*) AS flows, avg(s.throughput_kbps) AS throughput_kbps, "
-        "avg(s.p95_delay_ms) AS p95_delay_ms "
-        "FROM flow_stats s JOIN sel ON s.run_id = sel.run_id AND s.fid = sel.fid "
-        "GROUP BY sel.grp ORDER BY sel.grp",
-        [[g[0] for g in groups], [int(g[1]) for g in groups], [g[2] for g in groups]])
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def user_query(data_dir: str, state: str, query: str, max_rows: int) -> tuple[pd.DataFrame, bool]:
-    """A read-only query typed on the SQL page: tracekit.query.run_query on the shared
-    connection (its temp tables hold exactly what the views they shadow return, and
-    run_query refuses anything that is not a query); at most max_rows rows, and whether
-    it cut."""
-    d = _db(data_dir, state)
-    with d.lock:
-        rel = run_query(d.con, query)
-        try:
-            df = rel.limit(max_rows + 1).df()
-        except Exception as e:
-            raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
-    return df.head(max_rows), len(df) > max_rows
+def open_store(status: StoreStatus) -> DashStore:
+    """The DashStore of this store state (one per state, shared by every session)."""
+    return _open_store(str(status.data_dir), status.state, status)
 
 
 # ---------------------------------------------------------------------------------------
@@ -322,23 +376,15 @@ def as_number(values: pd.Series) -> pd.Series | None:
 class Selection:
     """What the sidebar selected: the runs and flows every page shows."""
 
-    status: StoreStatus
+    store: DashStore
     scenario: str | None
-    runs: pd.DataFrame               # every run of the store (runs_frame)
-    wired: pd.DataFrame              # the selected packet-trace runs, wired or wireless (rows of runs_frame)
+    runs: pd.DataFrame               # every run of the store (DashStore.runs)
+    wired: pd.DataFrame              # the selected packet-trace runs, wired or wireless (rows of runs)
     flows: pd.DataFrame              # flow_stats rows of the selected runs and flow names, with the runs' labels
     names: list[str]                 # selected flow names
     seed: int | None                 # one seed, or None for all
     params: list[str]                # the scenario's parameter labels
     varying: list[str] = field(default_factory=list)   # parameters with several values among `wired`
-
-    @property
-    def data_dir(self) -> str:
-        return str(self.status.data_dir)
-
-    @property
-    def state(self) -> str:
-        return self.status.state
 
     @property
     def run_ids(self) -> tuple[str, ...]:
@@ -352,6 +398,27 @@ class Selection:
     @property
     def wireless_ids(self) -> tuple[str, ...]:
         return tuple(self.wired[self.wired["trace_kind"] == "wireless"]["run_id"])
+
+    @property
+    def series_param(self) -> str | None:
+        """The label behind the queue_type column when it varies among the selected runs
+        (queue, or routing for wireless runs), else None."""
+        return next((k for k in SERIES_PARAMS if k in self.varying), None)
+
+    def compare(self, factor: str, metrics, per=(), pinned: dict | None = None) -> tk_compare.Comparison | str:
+        """tracekit.compare's verdicts on the selected runs (at the pinned parameter values)
+        and flow names; a string says why there are none."""
+        runs = self.wired
+        for k, v in (pinned or {}).items():
+            if k in runs.columns:
+                runs = runs[runs[k] == v]
+        if self.scenario is None:
+            return "runs without a scenario label are not replications of a configuration: no verdict"
+        try:
+            return self.store.compare(self.scenario, factor, tuple(metrics), tuple(per), tuple(runs["run_id"]),
+                                      tuple(self.names))
+        except TracekitError as e:
+            return str(e)
 
     def setup_of(self, row) -> str:
         """How a run is told apart in legends: its variant or pair, queue and varying parameters."""
@@ -370,7 +437,7 @@ class Selection:
 
     def configs(self) -> pd.DataFrame:
         """run_configs rows of the selected runs, with the runs' labels."""
-        rc = run_configs_frame(self.data_dir, self.state)
+        rc = self.store.run_configs()
         rc = rc[rc["run_id"].isin(self.run_ids)][["run_id", "config"]]
         return rc.merge(self.wired, on="run_id")
 
@@ -379,7 +446,7 @@ class Selection:
         metric, with the configuration's labels; plus the labels that split runs which
         differ in nothing else but their seed into several configurations (should be [])."""
         cfg = self.configs()
-        rep = replication_frame(self.data_dir, self.state)
+        rep = self.store.replication()
         if cfg.empty:
             return rep.iloc[0:0], []
         label_cols = [c for c in self.params + ["queue_type"] if c in cfg.columns]
@@ -403,11 +470,11 @@ class Selection:
         return rep, splitters
 
 
-def select(status: StoreStatus, scenario: str | None, names: list[str], queues: list[str],
+def select(store: DashStore, scenario: str | None, names: list[str], queues: list[str],
            param_values: dict[str, list[str]], seed: int | None) -> Selection:
     """Apply the sidebar's choices to the store's runs and flows."""
-    runs = runs_frame(str(status.data_dir), status.state)
-    fs = flow_stats_frame(str(status.data_dir), status.state)
+    runs = store.runs()
+    fs = store.flow_stats()
     wired = runs[runs["trace_kind"].isin(PACKET_KINDS)]
     wired = wired[wired["scenario"] == scenario] if scenario is not None else wired[wired["scenario"].isna()]
     params = scenario_params(runs, scenario)
@@ -422,7 +489,7 @@ def select(status: StoreStatus, scenario: str | None, names: list[str], queues: 
     wired = wired[wired["run_id"].isin(flows["run_id"])]
     flows = flows.merge(wired, on="run_id", how="inner", suffixes=("", "_run"))
     varying = [k for k in params if k in wired.columns and wired[k].nunique() > 1]
-    return Selection(status, scenario, runs, wired.reset_index(drop=True), flows.reset_index(drop=True),
+    return Selection(store, scenario, runs, wired.reset_index(drop=True), flows.reset_index(drop=True),
                      names, seed, params, varying)
 
 
@@ -434,10 +501,10 @@ def scenario_params(runs: pd.DataFrame, scenario: str | None) -> list[str]:
     return [c for c in cols if c in sub.columns and sub[c].notna().any()]
 
 
-def flow_names(status: StoreStatus, scenario: str | None) -> tuple[list[str], list[str]]:
+def flow_names(store: DashStore, scenario: str | None) -> tuple[list[str], list[str]]:
     """(every flow name in the scenario's runs, the TCP ones) in alphabetical order."""
-    runs = runs_frame(str(status.data_dir), status.state)
-    fs = flow_stats_frame(str(status.data_dir), status.state)
+    runs = store.runs()
+    fs = store.flow_stats()
     ids = runs[(runs["scenario"] == scenario) if scenario is not None else runs["scenario"].isna()]["run_id"]
     sub = fs[fs["run_id"].isin(ids)]
     names = sorted(n for n in sub["name"].dropna().unique())
@@ -457,7 +524,7 @@ def sibling_runs(sel: Selection, run_ids, kind: str) -> pd.DataFrame:
 def setups(sel: Selection) -> pd.Series:
     """Per selected run (index run_id), what its TCP flows are: the `pair` or `variant`
     label, else the names of its TCP flows joined with ' + '."""
-    fs = flow_stats_frame(sel.data_dir, sel.state)
+    fs = sel.store.flow_stats()
     tcp = fs[fs["run_id"].isin(sel.run_ids) & (fs["ptype"] == "tcp")]
     joined = tcp.groupby("run_id")["name"].agg(lambda s: " + ".join(sorted(s.dropna())))
     out = {}
@@ -486,19 +553,23 @@ def metric_rows(sel: Selection) -> tuple[pd.DataFrame, list[str]]:
         rows = rows.assign(setup=rows["config"].map(cfg).map(setup))
     else:
         splitters = []
-        fs = sel.flows
-        flows = fs.melt(id_vars=["run_id", "fid", "name"] + label_cols, value_vars=FLOW_METRICS,
-                        var_name="metric", value_name="mean")
-        fair = fairness_frame(sel.data_dir, sel.state)
-        fair = fair[fair["run_id"].isin(sel.run_ids)][["run_id", "jain_index"]]
-        fair = fair.merge(sel.wired[["run_id"] + label_cols], on="run_id")
-        fair = fair.rename(columns={"jain_index": "mean"}).assign(metric="jain_index", fid=pd.NA, name=None)
-        rows = pd.concat([flows, fair], ignore_index=True)
+        flow_m = sel.store.metrics(level="flow", source_view="flow_stats")
+        flows = sel.flows.melt(id_vars=["run_id", "fid", "name"] + label_cols,
+                               value_vars=[m.source_column for m in flow_m.values()],
+                               var_name="column", value_name="mean")
+        flows["metric"] = flows.pop("column").map({m.source_column: k for k, m in flow_m.items()})
+        fair_m = sel.store.metrics(level="run", source_view="fairness")
+        fair = sel.store.fairness()
+        fair = fair[fair["run_id"].isin(sel.run_ids)].merge(sel.wired[["run_id"] + label_cols], on="run_id")
+        fair = fair.melt(id_vars=["run_id"] + label_cols, value_vars=[m.source_column for m in fair_m.values()],
+                         var_name="column", value_name="mean")
+        fair["metric"] = fair.pop("column").map({m.source_column: k for k, m in fair_m.items()})
+        rows = pd.concat([flows, fair.assign(fid=pd.NA, name=None)], ignore_index=True)
         rows = rows.assign(config=rows["run_id"], ci95_half_width=float("nan"), n_runs=1,
                            seeds=[[sel.seed]] * len(rows), config_tag="", setup=rows["run_id"].map(setup))
     if rows.empty:
         return rows.assign(label=pd.Series(dtype=object), series=pd.Series(dtype=object)), splitters
-    is_flow = rows["metric"] != "jain_index"
+    is_flow = rows["metric"].isin(list(sel.store.metrics(level="flow")))
     rows["label"] = None
     rows.loc[is_flow, "label"] = flow_label(rows[is_flow], ["config", "metric"])
     rows["series"] = rows["queue_type"].fillna("(unknown)")
@@ -530,75 +601,30 @@ def param_axis(scenario: str | None, key: str) -> str:
 # ---------------------------------------------------------------------------------------
 # wireless runs (the Wireless page)
 
-# run-level metrics of wireless runs, as replication_stats names them (wireless_run_stats)
-WIRELESS_METRICS = {
-    m.column: m
-    for m in (
-        Metric("run_pdr", "Packet delivery ratio (all flows)", "delivered / sent", True),
-        Metric("run_throughput_kbps", "Throughput (all flows)", "kbit/s", True),
-        Metric("run_mean_delay_ms", "Mean end-to-end delay", "ms", False),
-        Metric("nrl", "Normalised routing load", "routing pkts / delivered pkt", False),
-        Metric("routing_pkts", "Routing packets", "transmissions", False),
-    )
-}
-# wireless_run_stats column of each
-WIRELESS_RUN_COLUMN = {"run_pdr": "pdr", "run_throughput_kbps": "throughput_kbps",
-                       "run_mean_delay_ms": "mean_delay_ms", "nrl": "nrl", "routing_pkts": "routing_pkts"}
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def wireless_run_stats(data_dir: str, state: str, run_ids: tuple[str, ...]) -> pd.DataFrame:
-    return _db(data_dir, state).df(
-        "SELECT w.*, o.routing_sent_pkts, o.routing_fwd_pkts, o.routing_bytes, o.data_recv_pkts "
-        "FROM wireless_run_stats w JOIN routing_overhead o ON o.run_id = w.run_id "
-        "WHERE list_contains(?, w.run_id) ORDER BY w.run_id", [list(run_ids)])
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def wireless_drops_by_group(data_dir: str, state: str, groups: tuple[tuple[str, str], ...]) -> pd.DataFrame:
-    """Per group of runs (e.g. a routing protocol) and drop layer and reason: drop lines per
-    run (the group's wireless_drops summed, over the number of runs in the group)."""
-    if not groups:
-        return pd.DataFrame(columns=["group", "layer", "reason", "runs", "drops_per_run"])
-    return _db(data_dir, state).df(
-        "WITH sel AS (SELECT unnest(?) AS run_id, unnest(?) AS grp), "
-        "n AS (SELECT grp, count(*) AS runs FROM sel GROUP BY grp) "
-        "SELECT sel.grp AS \"group\", d.layer, coalesce(d.reason, '(none)') AS reason, any_value(n.runs) AS runs, "
-        "sum(d.drops) / any_value(n.runs) AS drops_per_run "
-        "FROM wireless_drops d JOIN sel USING (run_id) JOIN n USING (grp) "
-        "GROUP BY sel.grp, d.layer, coalesce(d.reason, '(none)') ORDER BY 1, 2, 3",
-        [[g[0] for g in groups], [g[1] for g in groups]])
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def node_forwarding(data_dir: str, state: str, run_id: str) -> pd.DataFrame:
-    return _db(data_dir, state).df(
-        "SELECT node, fwd_data_pkts, fwd_data_bytes, fwd_routing_pkts FROM node_forwarding "
-        "WHERE run_id = ? ORDER BY node", [run_id])
-
-
 def wireless_metric_rows(sel: Selection) -> pd.DataFrame:
-    """One row per configuration (or run, for one seed) and wireless run-level metric:
+    """One row per configuration (or run, for one seed) and run-level metric of
+    wireless_run_stats (the catalogue's):
     replication_stats (mean, ci95_half_width, n_runs) across seeds, else the run's
     wireless_run_stats value; with the configuration's labels and `series` (routing)."""
     ids = sel.wireless_ids
     label_cols = [c for c in sel.params + ["queue_type"] if c in sel.wired.columns]
+    wireless = sel.store.metrics(source_view="wireless_run_stats")
     if not ids:
         return pd.DataFrame(columns=["config", "metric", "mean", "ci95_half_width", "n_runs", "series"])
     runs = sel.wired[sel.wired["run_id"].isin(ids)]
     if sel.seed is None and runs["seed"].notna().any():
         cfg = sel.configs()
         cfg = cfg[cfg["run_id"].isin(ids)].drop_duplicates("config").set_index("config")[label_cols]
-        rep = replication_frame(sel.data_dir, sel.state)
+        rep = sel.store.replication()
         rep = rep[(rep["scenario"] == sel.scenario) & rep["config"].isin(cfg.index)
-                  & rep["metric"].isin(list(WIRELESS_METRICS))]
+                  & rep["metric"].isin(list(wireless))]
         rows = rep[["config", "metric", "mean", "ci95_half_width", "n_runs"]].merge(
             cfg, left_on="config", right_index=True, how="left")
     else:
-        w = wireless_run_stats(sel.data_dir, sel.state, ids).merge(runs[["run_id"] + label_cols], on="run_id")
-        rows = w.melt(id_vars=["run_id"] + label_cols, value_vars=list(WIRELESS_RUN_COLUMN.values()),
+        w = sel.store.wireless_run_stats(ids).merge(runs[["run_id"] + label_cols], on="run_id")
+        rows = w.melt(id_vars=["run_id"] + label_cols, value_vars=[m.source_column for m in wireless.values()],
                       var_name="column", value_name="mean")
-        inv = {v: k for k, v in WIRELESS_RUN_COLUMN.items()}
+        inv = {m.source_column: k for k, m in wireless.items()}
         rows = rows.assign(metric=rows["column"].map(inv), config=rows["run_id"], ci95_half_width=float("nan"),
                            n_runs=1).drop(columns=["column", "run_id"])
     return rows.assign(series=rows["queue_type"].fillna("(unknown)")).reset_index(drop=True)

@@ -9,7 +9,9 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from dash_data import METRICS, Selection, natural_sorted
+from dash_data import Selection, natural_sorted
+from tracekit.catalogue import Metric
+from tracekit.compare import Comparison
 
 IMAGE_FORMATS = {"PNG": "png", "SVG": "svg"}
 # plotly's qualitative palette, fixed per flow name so a variant keeps its colour on every page
@@ -49,10 +51,11 @@ def table(df: pd.DataFrame, name: str, *, key: str | None = None, **kw) -> None:
                        icon=":material/download:")
 
 
-def fmt_value(metric: str, v) -> str:
+def fmt_value(metric: Metric, v) -> str:
+    """A value as the pages print it: fractions (metrics bounded by 1) to 4 decimals."""
     if v is None or pd.isna(v):
         return "–"
-    if metric in ("pdr", "drop_rate", "jain_index"):
+    if metric.max is not None and metric.max <= 1:
         return f"{v:.4f}"
     return f"{v:,.1f}"
 
@@ -101,5 +104,38 @@ def apply_pins(df: pd.DataFrame, pinned: dict[str, str]) -> pd.DataFrame:
     return df
 
 
-def metric_axis(metric: str) -> str:
-    return METRICS[metric].axis
+def verdicts(comp: Comparison | str, key: str, *, per_title: str | None = None) -> None:
+    """tracekit.compare's verdicts: one line each (a table when there are several, one per
+    value of the --per labels), and the note on loss-based variants where it applies."""
+    if isinstance(comp, str):
+        st.caption(f"No verdict: {comp}")
+        return
+    vs = comp.verdicts
+    notes = sorted({v.note for v in vs if v.note})
+    if comp.pooled_note:
+        st.warning(comp.pooled_note.replace("--per", "one verdict per value").replace("--where", "the sidebar"))
+    if len(vs) == 1 or not comp.per:
+        for v in vs:
+            st.markdown(f"**Verdict** ({v.metric.title}{', ' + v.per_text if v.per else ''}): {v.text}.")
+    else:
+        rows = pd.DataFrame([{**dict(v.per), "verdict": v.text, "best": " = ".join(v.best),
+                              "runner_up": v.runner_up, "p_value": v.p_value} for v in vs])
+        st.markdown(f"**Verdicts** ({vs[0].metric.title}, by {comp.factor}, one per {per_title or ', '.join(comp.per)}):\n"
+                    + "\n".join(f"- {v.per_text}: {v.text}" for v in vs))
+        with st.expander("The verdicts as a table"):
+            table(rows, f"verdicts-{key}", key=f"verdicts-{key}")
+    for n in notes:
+        st.info(n)
+    flows = comp.flow_filter if len(comp.flow_filter) <= 60 else "the flow names chosen in the sidebar"
+    st.caption(f"Verdicts (tracekit.compare): each run counts once; groups by {comp.factor}; flows: {flows}. "
+               "A difference is claimed only when Welch's t-test over the runs gives p < 0.05.")
+
+
+def verdict_line(comp: Comparison | str, metric: str) -> None:
+    """The verdict on one metric of a comparison, as a caption under its chart."""
+    if isinstance(comp, str):
+        st.caption(f"No verdict: {comp}")
+        return
+    for v in comp.verdicts:
+        if v.metric.name == metric:
+            st.caption(f"Verdict{' at ' + v.per_text if v.per else ''}: {v.text}." + (f" Note: {v.note}." if v.note else ""))

@@ -30,26 +30,22 @@ step "what is in the store"
 $TK sql "SELECT scenario, count(DISTINCT labels['sim_id']) AS simulations, count(*) AS runs,
                 sum(n_events) AS rows FROM runs GROUP BY scenario ORDER BY scenario" || exit 1
 
-step "TCP throughput against CBR rate (cbr-variants; mean over seeds, 95% CI half-width)"
-$TK sql "SELECT CAST(regexp_extract(config, 'cbr_rate_mbps=([^,]+)', 1) AS DOUBLE) AS cbr_mbps,
-                name AS variant, n_runs, round(mean, 1) AS throughput_kbps,
-                round(ci95_half_width, 1) AS ci95_kbps
-         FROM replication_stats
-         WHERE scenario = 'cbr-variants' AND metric = 'throughput_kbps' AND name <> 'CBR'
-         ORDER BY cbr_mbps, variant" || exit 1
+# what the runs show: per group the runs n, the mean over seeds and its 95% CI, and a verdict
+# that claims a difference only where Welch's t-test over the runs finds one (tracekit compare)
+step "TCP throughput against CBR rate (cbr-variants; the CBR flow left out)"
+$TK compare cbr-variants --by variant --per cbr_rate_mbps --metric throughput_kbps --where name!=CBR || exit 1
 
-step "fairness of the TCP pairs (cbr-fairness; Jain's index, mean over seeds)"
-$TK sql "SELECT regexp_extract(config, 'pair=([^,]+)', 1) AS pair, n_runs,
-                round(mean, 4) AS jain_index, round(ci95_half_width, 4) AS ci95
-         FROM replication_stats WHERE scenario = 'cbr-fairness' AND metric = 'jain_index'
-         ORDER BY pair" || exit 1
+step "fairness of the TCP pairs (cbr-fairness; Jain's index of the two TCP flows)"
+$TK compare cbr-fairness --by pair --metric jain_index || exit 1
 
-step "ad-hoc routing protocols (manet; all flows of a run, mean over seeds, 95% CI half-width)"
-$TK sql "SELECT regexp_extract(config, 'routing=([^,]+)', 1) AS routing, metric, n_runs,
-                round(mean, 3) AS mean, round(ci95_half_width, 3) AS ci95
-         FROM replication_stats
-         WHERE scenario = 'manet' AND metric IN ('run_pdr', 'run_mean_delay_ms', 'nrl')
-         ORDER BY metric, routing" || exit 1
+step "DropTail against RED (queue-influence; the TCP flow)"
+$TK compare queue-influence --by queue --metric throughput_kbps --metric mean_delay_ms || exit 1
+
+step "Reno against Vegas on one bottleneck (reno-vs-vegas; per queue discipline)"
+$TK compare reno-vs-vegas --by name --per queue --metric throughput_kbps || exit 1
+
+step "ad-hoc routing protocols (manet; all flows of a run)"
+$TK compare manet --by routing --metric run_pdr --metric run_mean_delay_ms --metric nrl || exit 1
 
 if [ "${1:-}" = "--no-dashboard" ]; then
   step "done; start the dashboard with: $TK dashboard"

@@ -74,3 +74,29 @@ def test_no_match_is_one_line(store):
     p = tk(store, "metrics", "--where", "variant=C", check=False)
     assert p.returncode == 1
     assert p.stderr.strip() == "tracekit: error: no packet-trace runs match the --run/--where filters"
+
+
+def test_table_columns_are_the_catalogues_flow_metrics(store):
+    """The table shows the flow's key and every flow-level metric of sql/catalogue.toml read
+    from flow_stats (read here from the file, not through tracekit.catalogue), and points to
+    tracekit compare."""
+    import tomllib
+    from pathlib import Path
+
+    cat = tomllib.loads((Path(__file__).resolve().parent.parent / "sql" / "catalogue.toml").read_text())
+    flow_cols = [m["source"].split(".", 1)[1] for m in cat["metrics"].values()
+                 if m["level"] == "flow" and m["source"].startswith("flow_stats.")]
+    have = json.loads(tk(store, "metrics", "--format", "json").stdout)["flow_stats"][0].keys()
+    out = tk(store, "metrics", "--where", "variant=A").stdout
+    header = next(l for l in out.splitlines() if "run_id" in l)
+    for col in [c for c in flow_cols if c in have]:
+        assert col[:6] in header, col          # rich may fold a long header; its start is there
+    assert "tracekit compare" in out
+
+
+def test_by_needs_seeds(store):
+    """These two runs carry no seed label: they are not replications, so --by has nothing to
+    test and says so in one line."""
+    p = tk(store, "metrics", "--by", "variant", check=False)
+    assert p.returncode == 1
+    assert p.stderr.strip().startswith("tracekit: error: no runs with a seed") and p.stderr.count("\n") == 1

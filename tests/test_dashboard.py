@@ -26,10 +26,15 @@ NS = shutil.which("ns") or "/usr/bin/ns"
 PAGES = ["overview", "compare", "sweep", "timeseries", "fairness", "throughput_delay", "sql"]
 
 
+FID0 = "dumbbell-fid0"   # the scenario label of the runs whose two CBR flows share fid 0
+
+
 def make_store(d: Path) -> Path:
-    """22 short simulations: cbr-variants Reno/Vegas x CBR 3/9 Mb/s, cbr-fairness Reno-Vegas x
+    """23 short simulations: cbr-variants Reno/Vegas x CBR 3/9 Mb/s, cbr-fairness Reno-Vegas x
     CBR 3/9, queue-influence DropTail/RED, manet AODV/DSDV/DSR; two seeds each, 2-15
-    simulated seconds."""
+    simulated seconds; one old-format manet run (AODV, seed 1: its flows have no fid); and
+    tests/tcl/metrics_dumbbell.tcl with seeds 1 and 2, ingested as scenario dumbbell-fid0
+    (Reno, Vegas, Sack and CBR flows, and two CBR flows that both keep fid 0, named CBR0)."""
     if not os.access(NS, os.X_OK):
         pytest.skip("ns-2 (/usr/bin/ns) is not installed")
     from tracekit.sweep import plan_sweep, run_sims
@@ -44,8 +49,18 @@ def make_store(d: Path) -> Path:
     # which stays the sidebar's default scenario)
     specs += plan_sweep("manet", [("routing", ["AODV", "DSDV", "DSR"])], [1, 2],
                         {"duration": "15", "nodes": "10", "width_m": "500", "height_m": "500"})
+    specs += plan_sweep("manet", [("routing", ["AODV"])], [1],
+                        {"duration": "15", "nodes": "10", "width_m": "500", "height_m": "500", "trace_format": "old"})
     results = run_sims(specs, d, jobs=2)
     assert [r.status for r in results] == ["done"] * len(specs), [r.error for r in results if r.error]
+    for seed in (1, 2):
+        trace = d.parent / f"fid0-{seed}.tr"
+        subprocess.run([NS, str(REPO / "tests" / "tcl" / "metrics_dumbbell.tcl"), str(trace), str(seed)],
+                       check=True, capture_output=True, cwd=d.parent)
+        subprocess.run([sys.executable, "-m", "tracekit", "ingest", str(trace), "--data", str(d),
+                        "--label", f"scenario={FID0}", "--label", f"seed={seed}",
+                        "--flow-label", "0=CBR0", "--flow-label", "1=Reno", "--flow-label", "2=Vegas",
+                        "--flow-label", "3=Sack", "--flow-label", "4=CBR"], check=True, capture_output=True)
     return d
 
 
@@ -123,7 +138,7 @@ def test_every_page_renders_with_charts(app, page):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scenario", ["cbr-fairness", "queue-influence"])
+@pytest.mark.parametrize("scenario", ["cbr-fairness", "queue-influence", FID0])
 @pytest.mark.parametrize("page", PAGES[:-1])
 def test_pages_render_for_other_scenarios_and_one_seed(app, page, scenario):
     at = app("overview", scenario)
@@ -238,17 +253,31 @@ def test_fairness_shows_jain_and_throughput(app, con):
     assert any("Jain" in t for t in titles) and any("throughput" in t for t in titles)
 
 
+def _flows_of(con, scenario: str) -> list[dict]:
+    return rows_of(con, "SELECT f.*, r.labels['routing'] AS routing, r.labels['trace_format'] AS trace_format, "
+                        f"r.seed FROM flow_stats f JOIN runs r USING (run_id) WHERE r.scenario = '{scenario}'")
+
+
+def _plain_means(flows: list[dict], group) -> dict:
+    """Per group: (flows, mean throughput, mean p95 delay) of the flows with both, by hand."""
+    out: dict = {}
+    for f in flows:
+        if f["throughput_kbps"] is None or f["p95_delay_ms"] is None:
+            continue
+        out.setdefault(group(f), []).append(f)
+    return {g: (len(fs), sum(f["throughput_kbps"] for f in fs) / len(fs), sum(f["p95_delay_ms"] for f in fs) / len(fs))
+            for g, fs in out.items()}
+
+
 def test_throughput_delay_points_and_means(app, con):
     at = app("throughput_delay")
     means = frame(at, "variant", "flows", "mean_throughput_kbps", "mean_p95_delay_ms")
-    want = con.sql("SELECT s.name, count(*) AS n, avg(s.throughput_kbps) AS tp, avg(s.p95_delay_ms) AS d "
-                   "FROM flow_stats s JOIN runs r USING (run_id) WHERE r.scenario = 'cbr-variants' "
-                   "AND s.ptype = 'tcp' GROUP BY s.name ORDER BY s.name").df()
-    got = means.merge(want, left_on="variant", right_on="name")
-    assert len(got) == len(want) == 2
-    assert (got["flows"] == got["n"]).all()
-    assert all(close(a, b) for a, b in zip(got["mean_throughput_kbps"], got["tp"]))
-    assert all(close(a, b) for a, b in zip(got["mean_p95_delay_ms"], got["d"]))
+    want = _plain_means([f for f in _flows_of(con, "cbr-variants") if f["ptype"] == "tcp"], lambda f: f["name"])
+    assert len(means) == len(want) == 2
+    for _, m in means.iterrows():
+        n, tp, d = want[m["variant"]]
+        assert m["flows"] == n == 4
+        assert close(m["mean_throughput_kbps"], tp) and close(m["mean_p95_delay_ms"], d)
     fig = charts(at)[0]["spec"]
     assert fig["layout"]["xaxis"]["title"]["text"] == "95th percentile delay (ms)"
     xs = np.concatenate([arr(t["x"]) for t in fig["data"] if not t["name"].endswith(" mean")])
@@ -257,15 +286,89 @@ def test_throughput_delay_points_and_means(app, con):
     assert np.allclose(sorted(xs), sorted(pts))
 
 
+def test_throughput_delay_counts_flows_sharing_fid_0_once(app, con):
+    """Two CBR flows share fid 0 in each dumbbell-fid0 run: the CBR0 mean is over 2 flows a
+    run (4 in all), not the 8 a join on (run_id, fid) makes of them."""
+    at = app("overview", FID0)
+    at.sidebar.multiselect(key=f"names-{FID0}").set_value(["CBR0", "Reno", "Vegas"]).run()
+    at.switch_page("tk_pages/throughput_delay.py").run()
+    assert not at.exception, at.exception[0].message
+    means = frame(at, "variant", "flows", "mean_throughput_kbps")
+    flows = [f for f in _flows_of(con, FID0) if f["name"] in ("CBR0", "Reno", "Vegas")]
+    assert sum(1 for f in flows if f["name"] == "CBR0" and f["fid"] == 0) == 4
+    want = _plain_means(flows, lambda f: f["name"])
+    assert want["CBR0"][0] == 4
+    got = {m["variant"]: m for _, m in means.iterrows()}
+    assert set(got) == set(want)
+    for g, (n, tp, d) in want.items():
+        assert got[g]["flows"] == n and close(got[g]["mean_throughput_kbps"], tp) and close(got[g]["mean_p95_delay_ms"], d)
+
+
+def test_throughput_delay_on_an_old_format_wireless_run(app, con):
+    """Old-format wireless flows have no fid (NULL): they are joined on their addresses and
+    every one of them is counted once."""
+    at = app("overview", "manet")
+    at.sidebar.multiselect(key="param-manet-trace_format").set_value(["old"]).run()
+    at.switch_page("tk_pages/throughput_delay.py").run()
+    assert not at.exception, at.exception[0].message
+    means = frame(at, "variant", "flows", "mean_throughput_kbps", "mean_p95_delay_ms")
+    old = [f for f in _flows_of(con, "manet") if f["trace_format"] == "old"]
+    assert old and all(f["fid"] is None for f in old)
+    usable = [f for f in old if f["throughput_kbps"] is not None and f["p95_delay_ms"] is not None]
+    assert int(means["flows"].sum()) == len(usable) >= 2
+    assert close(float((means["flows"] * means["mean_throughput_kbps"]).sum()), sum(f["throughput_kbps"] for f in usable))
+    # each old-format flow is its own group (no name without a fid): its own values
+    by_value = sorted((round(f["throughput_kbps"], 9), round(f["p95_delay_ms"], 9)) for f in usable)
+    assert sorted((round(a, 9), round(b, 9)) for a, b in zip(means["mean_throughput_kbps"], means["mean_p95_delay_ms"])) == by_value
+
+
+def test_pages_render_on_old_format_wireless_runs(app):
+    for page in WIRELESS_PAGES:
+        at = app("overview", "manet")
+        at.sidebar.multiselect(key="param-manet-trace_format").set_value(["old"]).run()
+        at.switch_page(f"tk_pages/{page}.py").run()
+        assert not at.exception, (page, at.exception[0].message)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_render_on_flows_sharing_fid_0(app, page):
+    at = app(page, FID0)
+    assert not at.exception, at.exception[0].message
+
+
+def test_compare_verdict_is_welch_on_the_runs(app, con):
+    """The compare page's verdict at CBR 3 Mb/s: Reno against Vegas with Welch's t-test on
+    the per-run throughput of flow_stats (scipy here), n = 2 each."""
+    from scipy import stats
+
+    at = app("compare")
+    text = next(m.value for m in at.markdown if m.value.startswith("**Verdict**"))
+    flows = [f for f in rows_of(con, "SELECT f.*, r.labels['cbr_rate_mbps'] AS cbr FROM flow_stats f "
+                                     "JOIN runs r USING (run_id) WHERE r.scenario = 'cbr-variants'")
+             if f["cbr"] == "3.0" and f["name"] in ("Reno", "Vegas")]
+    reno = [f["throughput_kbps"] for f in flows if f["name"] == "Reno"]
+    vegas = [f["throughput_kbps"] for f in flows if f["name"] == "Vegas"]
+    assert len(reno) == len(vegas) == 2
+    p = stats.ttest_ind(reno, vegas, equal_var=False).pvalue
+    best, other = ("Reno", "Vegas") if sum(reno) > sum(vegas) else ("Vegas", "Reno")
+    gap = abs(sum(reno) - sum(vegas)) / 2
+    if p < 0.05:
+        assert f"{best} is higher than {other} by {gap:,.1f} kbit/s" in text
+    else:
+        assert f"no significant difference between {best} and {other}" in text
+    assert ("p < 0.001" if p < 0.001 else f"p = {p:.3f}") in text and "n = 2 each" in text
+
+
 def test_sql_page_runs_read_only_queries(app, con, dash_store):
     at = app("sql")
-    q = "SELECT run_id, fid, throughput_kbps FROM flow_stats ORDER BY run_id, fid"
+    # the whole flow key: flows share fid 0, old-format wireless flows have none
+    q = "SELECT run_id, fid, throughput_kbps FROM flow_stats ORDER BY run_id, fid, src_node, src_port, dst_node, dst_port"
     at.text_area(key="sql-text").input(q)
     at.button[0].click().run()
     assert not at.exception
     got = frame(at, "run_id", "fid", "throughput_kbps")
     want = con.sql(q).df()
-    assert len(got) == len(want) and np.allclose(got["throughput_kbps"], want["throughput_kbps"])
+    assert len(got) == len(want) and np.allclose(got["throughput_kbps"], want["throughput_kbps"], equal_nan=True)
     assert charts(at), "no quick chart"
     before = sorted(p.name for p in dash_store.rglob("*"))
     for bad in ("CREATE TABLE t AS SELECT 1", f"COPY (SELECT 1) TO '{dash_store}/x.csv'",
@@ -360,8 +463,9 @@ def test_sidebar_names_the_routing_protocol(app):
 
 
 def _wireless_runs(con):
+    """The new-format manet runs: the Wireless page pins trace_format to its first value, new."""
     return rows_of(con, "SELECT w.*, r.labels['routing'] AS routing, r.seed FROM wireless_run_stats w "
-                        "JOIN runs r USING (run_id) WHERE r.scenario = 'manet'")
+                        "JOIN runs r USING (run_id) WHERE r.scenario = 'manet' AND r.labels['trace_format'] = 'new'")
 
 
 def rows_of(con, sql: str) -> list[dict]:
@@ -395,13 +499,22 @@ def test_wireless_page_compares_routing_protocols(app, con):
             if n > 1:
                 half = stats.t.ppf(0.975, n - 1) * float(np.std(vals, ddof=1)) / math.sqrt(n)
                 assert math.isclose(got[proto][1], half, rel_tol=1e-6, abs_tol=1e-12), (metric, proto)
+    # the verdict under the delivery-ratio chart: the best two protocols, Welch on the runs
+    pdr = {p: [r["pdr"] for r in runs if r["routing"] == p and r["pdr"] is not None] for p in ("AODV", "DSDV", "DSR")}
+    a, b = sorted(pdr, key=lambda p: -sum(pdr[p]) / len(pdr[p]))[:2]
+    line = next(c.value for c in at.caption if c.value.startswith("Verdict") and "delivered / sent" in c.value)
+    if len(set(pdr[a])) == 1 and pdr[a] == pdr[b]:
+        assert "identical" in line
+    else:
+        p = stats.ttest_ind(pdr[a], pdr[b], equal_var=False).pvalue
+        assert ("p < 0.001" if p < 0.001 else f"p = {p:.3f}") in line and a in line and b in line
 
 
 def test_wireless_drops_chart_is_drops_per_run(app, con):
     at = app("wireless", "manet")
     fig = next(f for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Drops per run"))
     drops = rows_of(con, "SELECT d.*, r.labels['routing'] AS routing FROM wireless_drops d JOIN runs r USING (run_id) "
-                         "WHERE r.scenario = 'manet'")
+                         "WHERE r.scenario = 'manet' AND r.labels['trace_format'] = 'new'")
     n_runs = {p: sum(1 for r in _wireless_runs(con) if r["routing"] == p) for p in ("AODV", "DSDV", "DSR")}
     want: dict = {}
     for d in drops:

@@ -208,8 +208,8 @@ def sql(
     print_rows(rel.columns, rows, fmt)
 
 
-METRIC_COLUMNS = ("run_id", "fid", "name", "ptype", "src_node", "dst_node", "sent_pkts", "recv_pkts", "dropped_pkts",
-                  "throughput_kbps", "goodput_kbps", "mean_delay_ms", "p95_delay_ms", "jitter_ms", "pdr", "drop_rate")
+# flow_stats columns the table format shows besides the catalogued flow metrics (which flow it is)
+FLOW_KEY_COLUMNS = ("run_id", "fid", "name", "ptype", "src_node", "dst_node", "sent_pkts", "recv_pkts", "dropped_pkts")
 
 
 @app.command()
@@ -219,6 +219,7 @@ def metrics(
     where: List[str] = typer.Option([], "--where", "-w", help="Only runs whose label (or scenario, seed, trace_kind) KEY equals VALUE; repeatable, all must hold.", metavar="K=V"),
     fmt: str = FormatOpt,
     all_columns: bool = typer.Option(False, "--all-columns", help="Every flow_stats column in the table format (csv and json always have all)."),
+    by: Optional[str] = typer.Option(None, "--by", help="Also compare the selected runs grouped by this label (as tracekit compare does): verdicts on throughput, delay and Jain's index (table format).", metavar="LABEL"),
     data: Optional[Path] = DataOpt,
 ) -> None:
     """Per-flow metrics (the flow_stats view) and Jain's fairness (the fairness view) of the
@@ -228,6 +229,8 @@ def metrics(
 
     Example: tracekit metrics --where scenario=cbr-variants --where variant=Vegas --format csv
     """
+    if by and fmt != "table":
+        raise TracekitError("--by prints verdicts in the table format only; use tracekit compare --format csv/json")
     from .query import connect
     from .output import print_rows
     from .parsers import PACKET_KINDS_SQL
@@ -272,12 +275,111 @@ def metrics(
         print_rows(cols, rows, "csv")
         return
     if not all_columns:
-        idx = [cols.index(c) for c in METRIC_COLUMNS if c in cols]
+        from .catalogue import metrics as catalogue
+
+        shown = FLOW_KEY_COLUMNS + tuple(m.source_column for m in catalogue("flow").values() if m.source_view == "flow_stats")
+        idx = [cols.index(c) for c in shown if c in cols]
         cols, rows = [cols[i] for i in idx], [[r[i] for i in idx] for r in rows]
     print_rows(cols, rows, fmt, title=f"flow_stats ({n} run{'s' if n != 1 else ''})")
     print_rows(fcols, frows, fmt, title="fairness (Jain's index over the TCP flows of each run)")
     if wrows:
         print_rows(wcols, wrows, fmt, title="wireless_run_stats (all flows of each wireless run; nrl = routing packets per delivered data packet)")
+    if by:
+        _print_comparisons(con, f"SELECT DISTINCT c.scenario FROM run_configs c WHERE run_id IN ({selected}) "
+                                "AND c.scenario IS NOT NULL ORDER BY 1",
+                           params, by, [r[0] for r in con.execute(f"SELECT run_id FROM ({selected})", params).fetchall()])
+    else:
+        print("compare groups of runs with: tracekit compare SCENARIO --by LABEL --metric METRIC "
+              "(or tracekit metrics --by LABEL)")
+
+
+def _print_comparisons(con, scenarios_sql: str, params: list, by: str, run_ids: list[str]) -> None:
+    """`tracekit metrics --by`: the verdicts on the catalogue's headline metrics, per scenario."""
+    from .compare import compare
+
+    scenarios_ = [r[0] for r in con.execute(scenarios_sql, params).fetchall()]
+    if not scenarios_:
+        raise TracekitError("no runs with a seed and a scenario among the selected runs: --by has nothing to compare "
+                            "(runs without a seed label are not replications)")
+    for scen in scenarios_:
+        print()
+        _print_comparison(compare(con, scen, by, ["throughput_kbps", "mean_delay_ms", "jain_index"], run_ids=run_ids),
+                          "table")
+
+
+@app.command()
+@handles_errors
+def compare(
+    scenario: str = typer.Argument(..., help="Scenario whose runs to compare (the scenario label)."),
+    by: str = typer.Option(..., "--by", "-b", help="The factor: a run label (variant, pair, queue, routing, cbr_rate_mbps, ...) or name (the flow name).", metavar="LABEL"),
+    metric: List[str] = typer.Option([], "--metric", "-m", help="A catalogued metric (repeatable) [default: throughput_kbps]; see tracekit sql \"SELECT * FROM metric_catalogue\".", metavar="METRIC"),
+    per: List[str] = typer.Option([], "--per", "-p", help="One verdict per value of this label (repeatable), e.g. --per cbr_rate_mbps.", metavar="LABEL"),
+    where: List[str] = typer.Option([], "--where", "-w", help="Only runs with LABEL=VALUE (or seed=, run_id=), only flows with name=, ptype=, fid=; KEY!=VALUE excludes; VALUE may be a,b,c. Repeatable, all must hold. Default flows: the TCP ones.", metavar="K=V"),
+    fmt: str = FormatOpt,
+    data: Optional[Path] = DataOpt,
+) -> None:
+    """Compare groups of runs on a metric with an honest verdict: per group the number of
+    runs n, the mean over runs and its 95% confidence interval; then the best group against
+    the runner-up with Welch's t-test at 5% ("X is higher than Y by D (p, n)", "no
+    significant difference", "identical", or "no test possible" with fewer than 2 runs).
+    Each run counts once (its selected flows averaged); runs without a seed are left out.
+
+    Example: tracekit compare cbr-variants --by variant --per cbr_rate_mbps --metric throughput_kbps --where name!=CBR
+    """
+    from .compare import Filter, compare as run_compare
+    from .query import connect
+
+    _check_format(fmt)
+    filters = [Filter.parse(w) for w in where]
+    con = connect(_data(data))
+    _print_comparison(run_compare(con, scenario, by, metric or ["throughput_kbps"], per=per, where=filters), fmt)
+
+
+def _print_comparison(c, fmt: str) -> None:
+    """A Comparison as tables and verdict lines, or its rows as CSV / JSON."""
+    from .compare import fmt_value
+    from .output import print_rows
+
+    cols = [*c.per, c.factor, "metric", "n_runs", "mean", "ci95_half_width", "stddev", "seeds", "verdict", "note"]
+    if fmt == "json":
+        import json
+        from .output import _plain
+
+        out = {"scenario": c.scenario, "factor": c.factor, "flows": c.flow_filter, "runs": c.n_runs,
+               "pooled_labels": list(c.pooled),
+               "where": [str(f) for f in c.filters],
+               "verdicts": [{"metric": v.metric.name, "unit": v.metric.unit, "higher_is_better": v.metric.higher_is_better,
+                             "per": dict(v.per), "kind": v.kind, "verdict": v.text, "note": v.note,
+                             "best": list(v.best), "runner_up": v.runner_up, "difference": v.difference,
+                             "p_value": v.p_value, "welch_t": v.test.t if v.test else None,
+                             "welch_df": v.test.df if v.test else None,
+                             "groups": [{"level": g.level, "n_runs": g.n, "mean": g.mean, "stddev": g.stddev,
+                                         "ci95_half_width": g.ci95_half_width, "values": list(g.values),
+                                         "seeds": list(g.seeds)} for g in v.groups]}
+                            for v in c.verdicts]}
+        print(json.dumps(_plain(out), indent=1))
+        return
+    if fmt == "csv":
+        rows = [[*(val for _, val in v.per), g.level, v.metric.name, g.n, g.mean, g.ci95_half_width, g.stddev,
+                 " ".join(map(str, g.seeds)), v.text, v.note] for v in c.verdicts for g in v.groups]
+        print_rows(cols, rows, "csv")
+        return
+    print(f"{c.scenario}: {c.n_runs} runs with a seed; groups by {c.factor}; flows: {c.flow_filter}"
+          + (f"; runs where {', '.join(str(f) for f in c.filters if not f.is_flow)}" if any(not f.is_flow for f in c.filters) else ""))
+    if c.pooled_note:
+        print(f"note: {c.pooled_note}")
+    for v in c.verdicts:
+        M = v.metric
+        head = f"{M.title} ({M.name}, {M.unit}, {'higher' if M.higher_is_better else 'lower'} is better)"
+        rows = [(g.level, g.n, fmt_value(g.mean), "" if g.ci95_half_width is None else f"± {fmt_value(g.ci95_half_width)}",
+                 " ".join(map(str, g.seeds))) for g in v.groups]
+        print()
+        print(head + (f" at {v.per_text}" if v.per else ""))
+        if rows:
+            print_rows([c.factor, "n", "mean", "95% CI", "seeds"], rows, "table")
+        print(f"verdict: {v.text}")
+        if v.note:
+            print(f"note: {v.note}")
 
 
 @app.command()

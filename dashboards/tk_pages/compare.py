@@ -26,58 +26,49 @@ else:
     st.caption("Bars: mean over seeds; whiskers: 95% confidence interval of the mean (Student t), from the "
                "replication_stats view." + (f" At {where}." if where else ""))
 
-metric = st.selectbox("Verdict for", list(dd.METRICS), format_func=lambda m: dd.METRICS[m].title,
-                      key="compare-metric")
-M = dd.METRICS[metric]
-v = rows[(rows["metric"] == metric) & rows["mean"].notna()].copy()
-v["who"] = v["label"].where(v["label"].notna(), v["setup"])
-if v.empty:
-    st.info(f"No {M.title.lower()} for these runs"
-            + (" (Jain's index needs two or more TCP flows per run)." if metric == "jain_index" else "."))
+# the metrics this page offers: the catalogue's per-flow metrics and the fairness index
+offered = {**sel.store.metrics(level="flow", source_view="flow_stats"), **sel.store.metrics(source_view="fairness")}
+c1, c2 = st.columns(2)
+metric = c1.selectbox("Verdict for", list(offered), format_func=lambda m: offered[m].title, key="compare-metric")
+M = offered[metric]
+run_factors = [k for k in ("variant", "pair", *dd.SERIES_PARAMS) if k in sel.varying and k not in pinned]
+factors = (["name"] if M.level == "flow" else []) + run_factors
+if sel.series_title == "Routing protocol" and sel.series_param in factors:   # wireless: protocols first
+    factors.remove(sel.series_param)
+    factors.insert(0, sel.series_param)
+if not factors:
+    st.info(f"{M.title} is one value per run: compare it across a parameter that varies among the selected runs "
+            "(variant, pair, queue or routing); none does here.")
 else:
-    for series, grp in v.groupby("series", sort=True):
-        grp = grp.sort_values("mean", ascending=not M.higher_is_better)
-        head = f"**{M.title}**" + (f", {series}" if v["series"].nunique() > 1 else "") + \
-            (" (higher is better)" if M.higher_is_better else " (lower is better)")
-        st.markdown(head)
-        cols = st.columns(min(len(grp), 5))
-        for col, (_, r) in zip(cols, grp.head(5).iterrows()):
-            ci = r["ci95_half_width"]
-            delta = (f"± {ui.fmt_value(metric, ci)} (95% CI, {int(r['n_runs'])} seeds)" if ci == ci
-                     else f"no CI ({int(r['n_runs'])} run)")
-            col.metric(r["who"], f"{ui.fmt_value(metric, r['mean'])} {M.unit}", delta=delta, delta_color="off",
-                       delta_arrow="off", help=f"{M.axis}; configuration {r['config']}")
-        ties = grp[grp["mean"] == grp["mean"].iloc[0]]
-        if len(ties) == len(grp) and len(grp) >= 2:
-            st.markdown(f"{', '.join(ties['who'])}: all have the same {M.title.lower()}, "
-                        f"{ui.fmt_value(metric, grp['mean'].iloc[0])} {M.unit}: no difference here.")
-        elif len(grp) >= 2:
-            a, b = ties.iloc[0], grp.iloc[len(ties)]
-            gap = abs(a["mean"] - b["mean"])
-            if a["ci95_half_width"] == a["ci95_half_width"] and b["ci95_half_width"] == b["ci95_half_width"]:
-                lo_a, hi_a = a["mean"] - a["ci95_half_width"], a["mean"] + a["ci95_half_width"]
-                lo_b, hi_b = b["mean"] - b["ci95_half_width"], b["mean"] + b["ci95_half_width"]
-                sure = ("the 95% confidence intervals do not overlap: a real difference at these settings"
-                        if hi_b < lo_a or hi_a < lo_b else
-                        "the 95% confidence intervals overlap: these seeds do not establish a difference")
-            else:
-                sure = "no confidence intervals (single runs): run more seeds to know"
-            who = [f"**{w}**" for w in ties["who"]]
-            lead = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
-            st.markdown(f"{lead} {'does' if len(ties) == 1 else 'do'} best, by {ui.fmt_value(metric, gap)} {M.unit} "
-                        f"over **{b['who']}**; {sure}.")
+    factor = c2.selectbox("Compare", factors, key=f"compare-factor-{M.level}",
+                          format_func=lambda k: "flows, by name (variant)" if k == "name" else f"runs, by {k}")
+    per = [sel.series_param] if sel.series_param and sel.series_param != factor else []
+    comp = sel.compare(factor, [metric], per, pinned)
+    if not isinstance(comp, str):
+        for v in comp.verdicts:
+            ranked = sorted([g for g in v.groups if g.n], key=lambda g: -g.mean if M.higher_is_better else g.mean)
+            st.markdown(f"**{M.title}**" + (f", {v.per_text}" if v.per else "")
+                        + (" (higher is better)" if M.higher_is_better else " (lower is better)"))
+            if ranked:
+                cols = st.columns(min(len(ranked), 5))
+                for col, g in zip(cols, ranked[:5]):
+                    ci = g.ci95_half_width
+                    delta = (f"± {ui.fmt_value(M, ci)} (95% CI, n = {g.n} runs)" if ci is not None
+                             else f"no CI (n = {g.n} run{'s' if g.n != 1 else ''})")
+                    col.metric(g.level, f"{ui.fmt_value(M, g.mean)} {M.unit}", delta=delta, delta_color="off",
+                               delta_arrow="off", help=f"{M.axis}: mean over runs of seeds {', '.join(map(str, g.seeds))}")
+    ui.verdicts(comp, "compare")
 
 st.divider()
 chart_cols = st.columns(2)
-for i, m in enumerate(dd.METRICS):
-    mm = dd.METRICS[m]
+for i, (m, mm) in enumerate(offered.items()):
     d = rows[(rows["metric"] == m) & rows["mean"].notna()].copy()
     with chart_cols[i % 2]:
         if d.empty:
             st.info(f"{mm.title}: no values" + (" (needs two or more TCP flows per run)" if m == "jain_index" else ""))
             continue
-        x = "setup" if m == "jain_index" else "label"
-        xt = "TCP flows of the run" if m == "jain_index" else "Variant (flow)"
+        x = "setup" if mm.level == "run" else "label"
+        xt = "TCP flows of the run" if mm.level == "run" else "Variant (flow)"
         one_series = d["series"].nunique() == 1
         colour = x if one_series else "series"
         fig = px.bar(d.sort_values([x, "series"]), x=x, y="mean", color=colour,

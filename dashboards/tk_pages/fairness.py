@@ -62,6 +62,17 @@ else:
     fig.update_traces(mode=mode)
     ui.chart(fig, "fairness-jain", key="fair-jain", height=380)
 
+# verdicts: which flow of a pairing gets more (throughput by flow name), and which pairing is
+# fairer (Jain's index by pair), at each value of the swept parameter
+per = [k for k in ("pair", sel.series_param, xk) if k and (k != "pair" or "pair" in sel.varying)]
+st.markdown("##### Which flow gets more")
+ui.verdicts(sel.compare("name", ["throughput_kbps"], per, pinned), "fair-throughput",
+            per_title=", ".join(per) if per else None)
+if "pair" in sel.varying:
+    st.markdown("##### Which pairing is fairer")
+    ui.verdicts(sel.compare("pair", ["jain_index"], [k for k in per if k != "pair"], pinned), "fair-jain",
+                per_title=xk)
+
 cols = ["pairing", "label", "queue", "x", "metric", "mean", "ci95_half_width", "n_runs", "seeds", "config"]
 show = rows[rows["metric"].isin(["throughput_kbps", "jain_index"]) & rows["mean"].notna()][cols].rename(
     columns={"label": "flow", "x": xk or "x"})

@@ -32,7 +32,7 @@ query = st.session_state.get("sql-last", default)
 
 try:
     with st.spinner("Running..."):
-        df, cut = dd.user_query(sel.data_dir, sel.state, query, MAX_ROWS)
+        df, cut = sel.store.user_query(query, MAX_ROWS)
 except TracekitError as e:
     st.error(str(e))
     st.stop()

@@ -20,8 +20,9 @@ if sel.wired.empty or not numeric:
 c1, c2 = st.columns(2)
 default_x = "cbr_rate_mbps" if "cbr_rate_mbps" in numeric else numeric[0]
 xk = c1.selectbox("Swept parameter (x axis)", numeric, index=numeric.index(default_x), key="sweep-x")
-metric = c2.selectbox("Metric", list(dd.METRICS), format_func=lambda m: dd.METRICS[m].axis, key="sweep-metric")
-M = dd.METRICS[metric]
+offered = {**sel.store.metrics(level="flow", source_view="flow_stats"), **sel.store.metrics(source_view="fairness")}
+metric = c2.selectbox("Metric", list(offered), format_func=lambda m: offered[m].axis, key="sweep-metric")
+M = offered[metric]
 pinned = ui.pin_params(sel, keep=(xk, "variant", *dd.SERIES_PARAMS), page="sweep")
 show_runs = st.toggle("Show each run", value=sel.seed is None, key="sweep-runs",
                       help="The flow_stats (or fairness) value of every run behind the means, as small dots.")
@@ -65,12 +66,12 @@ for (line, series, _c), g in d.sort_values("x").groupby(["line", "series", "conf
                                            " (95% CI, %{customdata[1]} seeds)<extra></extra>"))
     shown.add(name)
 if show_runs:
-    if metric == "jain_index":
-        fair = dd.fairness_frame(sel.data_dir, sel.state)
-        pts = fair[fair["run_id"].isin(sel.run_ids)].merge(sel.wired, on="run_id").rename(columns={"jain_index": "value"})
+    if M.level == "run":
+        fair = sel.store.fairness()
+        pts = fair[fair["run_id"].isin(sel.run_ids)].merge(sel.wired, on="run_id").rename(columns={M.source_column: "value"})
         pts["line"] = pts["run_id"].map(dd.setups(sel))
     else:
-        pts = sel.flows.rename(columns={metric: "value"}).copy()
+        pts = sel.flows.rename(columns={M.source_column: "value"}).copy()
         pts["line"] = dd.flow_label(pts.assign(config=pts["run_id"], metric=metric), ["config", "metric"])
     pts = ui.apply_pins(pts, pinned)
     pts = pts[pts["value"].notna() & pts["line"].isin(colours)]
@@ -85,6 +86,13 @@ fig.update_layout(title=f"{M.title} against {xk}" + (f" ({', '.join(f'{k}={v}' f
 ui.chart(fig, f"sweep-{metric}-vs-{xk}", key="sweep-chart", height=520)
 st.caption("Lines: mean over seeds; bands: 95% confidence interval of the mean (replication_stats)."
            if sel.seed is None else f"Seed {sel.seed} only: no confidence bands.")
+
+# the verdict at each value of the swept parameter: the lines compared, by flow name (or by
+# the run label that tells the lines apart, for a per-run metric)
+factor = "name" if M.level == "flow" else next((k for k in ("pair", "variant") if k in sel.varying and k != xk), None)
+if factor:
+    per = [xk] + ([sel.series_param] if sel.series_param and sel.series_param not in (xk, factor) else [])
+    ui.verdicts(sel.compare(factor, [metric], per, pinned), f"sweep-{metric}", per_title=xk)
 
 cols = ["line"] + (["series"] if multi_series else []) + [xk, "mean", "ci95_half_width", "n_runs", "seeds", "config"]
 table = d[cols].rename(columns={"line": "variant", "series": "queue_type"}).sort_values(["variant", xk])

@@ -23,8 +23,7 @@ fig = px.scatter(pts, x="p95_delay_ms", y="throughput_kbps", color="group", colo
                          "group": "Variant"},
                  title=f"Every run: throughput vs 95th percentile delay ({len(pts)} flows)")
 fig.update_traces(marker_size=9)
-means = dd.variant_means(sel.data_dir, sel.state,
-                         tuple(zip(pts["run_id"], pts["fid"].astype(int), pts["group"])))
+means = sel.store.group_means(pts, ("throughput_kbps", "p95_delay_ms"))
 for _, m in means.iterrows():
     fig.add_trace(go.Scatter(x=[m["p95_delay_ms"]], y=[m["throughput_kbps"]], mode="markers",
                              marker=dict(symbol="x", size=16, color=colours.get(m["group"]),

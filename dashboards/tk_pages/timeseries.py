@@ -72,7 +72,7 @@ def facet(fig_kw: dict, df: pd.DataFrame, run_col: str) -> dict:
 
 
 # throughput per flow
-tp = dd.throughput_series(sel.data_dir, sel.state, run_ids, float(bin_s))
+tp = sel.store.throughput_series(run_ids, float(bin_s))
 tp = tp[tp["name"].isin(sel.names)].copy()
 if tp.empty:
     st.info("No deliveries of the selected flows in these runs.")
@@ -90,7 +90,7 @@ else:
 
 # congestion window
 tv = dd.sibling_runs(sel, run_ids, "tcpvar")
-cw = dd.cwnd(sel.data_dir, sel.state, tuple(tv["run_id"])) if not tv.empty else None
+cw = sel.store.cwnd(tuple(tv["run_id"])) if not tv.empty else None
 if cw is None or cw.empty:
     st.info("No cwnd_ trace for these runs (runs made by `tracekit run`/`sweep` have one; "
             "for your own traces ingest the `$tcp trace cwnd_` file with the same sim_id label).")
@@ -116,7 +116,7 @@ else:
 
 # queue length
 qm = dd.sibling_runs(sel, run_ids, "queue_monitor")
-qs = dd.queue_samples(sel.data_dir, sel.state, tuple(qm["run_id"])) if not qm.empty else None
+qs = sel.store.queue_samples(tuple(qm["run_id"])) if not qm.empty else None
 if qs is None or qs.empty:
     st.info("No queue monitor trace for these runs.")
 else:

@@ -24,8 +24,11 @@ st.caption(f"{len(ids)} wireless run(s). " + (
 pinned = ui.pin_params(sel, keep=("variant", *dd.SERIES_PARAMS), page="wireless")
 rows = ui.apply_pins(dd.wireless_metric_rows(sel), pinned)
 title = sel.series_title
+wireless = sel.store.metrics(source_view="wireless_run_stats")
+factor = sel.series_param
+comp = sel.compare(factor, list(wireless), [], pinned) if factor else None
 cols = st.columns(2)
-for i, (m, M) in enumerate(dd.WIRELESS_METRICS.items()):
+for i, (m, M) in enumerate(wireless.items()):
     d = rows[(rows["metric"] == m) & rows["mean"].notna()].sort_values("series")
     with cols[i % 2]:
         if d.empty:
@@ -39,12 +42,14 @@ for i, (m, M) in enumerate(dd.WIRELESS_METRICS.items()):
         fig.update_layout(showlegend=False)
         fig.update_yaxes(rangemode="tozero")
         ui.chart(fig, f"wireless-{m}", key=f"wireless-{m}", height=320)
+        if comp is not None:
+            ui.verdict_line(comp, m)
 
 st.subheader("Drops by layer and reason")
 runs = sel.wired[sel.wired["run_id"].isin(ids)]
 runs = ui.apply_pins(runs, pinned)
 groups = tuple((r, q if isinstance(q, str) else "(unknown)") for r, q in zip(runs["run_id"], runs["queue_type"]))
-drops = dd.wireless_drops_by_group(sel.data_dir, sel.state, groups)
+drops = sel.store.wireless_drops_by_group(groups)
 if drops.empty:
     st.info("No drop lines in these runs.")
 else:
@@ -61,7 +66,7 @@ else:
 st.subheader("Forwarding per node")
 labels = {r["run_id"]: sel.setup_of(r) for _, r in runs.iterrows()}
 run = st.selectbox("Run", list(labels), format_func=lambda r: f"{labels[r]}  [{r[:8]}]", key="wireless-run")
-fw = dd.node_forwarding(sel.data_dir, sel.state, run)
+fw = sel.store.node_forwarding(run)
 if fw.empty:
     st.info("No event lines in this run.")
 else:
@@ -74,7 +79,7 @@ else:
     ui.chart(fig, "wireless-forwarding", key="wireless-forwarding", height=340)
 
 st.subheader("Per run")
-stats = dd.wireless_run_stats(sel.data_dir, sel.state, tuple(runs["run_id"]))
+stats = sel.store.wireless_run_stats(tuple(runs["run_id"]))
 keep = ["run_id", "seed", "queue_type"] + [k for k in sel.params if k not in dd.SERIES_PARAMS and k in runs.columns]
 show = runs[keep].merge(stats, on="run_id").rename(columns={"queue_type": title})
 ui.table(show, "wireless-runs", key="wireless-runs-table")
