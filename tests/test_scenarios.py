@@ -38,8 +38,7 @@ TCP_NAMES = {"Tahoe", "Reno", "Newreno", "Vegas", "Sack1"}
 SHORT = {
     "homogeneous-dumbbell": {"duration": "3", "variant": "Sack1", "sender_lan": "fast_ethernet"},
     "varying-parameters": {"duration": "3", "variant": "Tahoe", "error_rate": "0.05"},
-    "cbr-variants": {"duration": "3", "variant": "Vegas", "cbr_rate_mbps": "9.5",
-                     "cbr_start": "after_tcp", "cbr_late_start": "1"},
+    "cbr-variants": {"duration": "3", "variant": "Vegas", "cbr_rate_mbps": "9.5", "cbr_start": "1"},
     "cbr-fairness": {"duration": "3", "pair": "Newreno-Vegas", "cbr_rate_mbps": "9"},
     "queue-influence": {"duration": "4", "variant": "Sack1", "queue": "RED", "red_links": "3",
                         "cbr_rate_mbps": "9", "cbr_start": "1", "cbr_stop": "3"},
@@ -497,5 +496,17 @@ def test_experiments_resolve():
     assert covered == set(SCENARIOS)
     exp1 = EXPERIMENTS["cbr-exp1"]
     rates = exp1.grid["cbr_rate_mbps"]
-    assert rates[0] == 1.0 and rates[-1] == 10.0 and len(rates) == 91 and 7.5 in rates
+    # the loss region (from ~8.3 Mb/s) in paper 004's 0.1 Mb/s steps, written exactly
+    fine = [round(7.5 + 0.1 * i, 1) for i in range(26)]
+    assert rates[0] == 1.0 and rates[-1] == 10.0 and rates[-26:] == fine
     assert set(exp1.grid["variant"]) == {"Tahoe", "Reno", "Newreno", "Vegas"}
+    for name in ("cbr-exp2",):
+        assert EXPERIMENTS[name].grid["cbr_rate_mbps"][-26:] == fine
+    # mixed pairs in both orders
+    pairs = set(EXPERIMENTS["cbr-exp2"].grid["pair"])
+    for pair in pairs:
+        a, b = pair.split("-")
+        assert f"{b}-{a}" in pairs, pair
+    # real replications: five seeds at least, ten where the start order decides
+    assert all(len(e.seeds) >= 5 for e in EXPERIMENTS.values())
+    assert len(EXPERIMENTS["newreno-reno"].seeds) >= 10

@@ -100,6 +100,8 @@ def _labels_from_meta(meta: dict) -> tuple[dict[str, str], dict[int, str]]:
         labels["scenario"] = str(meta["scenario"])
     if "seed" in meta:
         labels["seed"] = str(meta["seed"])
+    if "stop_s" in meta:  # the simulation's stop time (the end of every flow's measurement window)
+        labels["stop_s"] = str(meta["stop_s"])
     for k, v in (meta.get("params") or {}).items():
         if k not in ("out_dir",):
             labels.setdefault(str(k), str(v))
