@@ -153,6 +153,9 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
                 if SCENARIOS[sid].param(k).type == "int":
                     assert isinstance(got, int), (k, got)
     assert flows, "no flows declared"
+    for meta in metas.values():
+        # the run ends drain_s after the sources stop
+        assert meta["stop_s"] == pytest.approx(params["duration"] + params["drain_s"])
     fids = sorted(int(f) for f in flows)
     assert fids == list(range(1, len(fids) + 1)), f"fids must be 1..n, got {fids}"
     if sid == "manet":
@@ -171,6 +174,8 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
     src_addr = {}
     seen_fids = set()
     n_lines = 0
+    sent_uids, gone_uids = set(), set()   # data packets sent at their source; delivered or dropped
+    last_t = 0.0
     with paths["packets"].open() as fh:
         for line in fh:
             if line.startswith("#"):
@@ -179,14 +184,26 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
             assert f[0] in ("+", "-", "r", "d"), line
             assert len(f) == 12, line
             n_lines += 1
+            last_t = float(f[1])
             fid = f[7]
             seen_fids.add(fid)
             if f[4] == "ack":
                 continue
             src_addr.setdefault(fid, f[8])
+            if f[0] == "+" and f[2] == f[8].split(".")[0]:
+                sent_uids.add(f[11])
+                if name_of(flows, fid) == "CBR":
+                    # a CBR source sends nothing after duration (TCP may still retransmit)
+                    assert float(f[1]) <= params["duration"] + 1e-9, line
             if f[0] == "r" and f[3] == f[9].split(".")[0]:
                 delivered[fid] += 1
+                gone_uids.add(f[11])
+            elif f[0] == "d":
+                gone_uids.add(f[11])
     assert n_lines > 100
+    assert last_t <= metas["packets"]["stop_s"] + 1e-9
+    # nothing is still in flight when the trace ends: the drain time was long enough
+    assert not sent_uids - gone_uids, f"{len(sent_uids - gone_uids)} packets in flight at the end"
     assert seen_fids <= set(flows), f"undeclared fids in packets.tr: {seen_fids - set(flows)}"
     for fid, name in flows.items():
         assert delivered[fid] >= 3, f"flow {fid} ({name}) delivered {delivered[fid]} data packets"
@@ -204,6 +221,10 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
             float(f[2]), int(f[8]), int(f[10])
             nq += 1
     assert nq > 10
+
+
+def name_of(flows: dict, fid: str) -> str:
+    return flows.get(fid, "")
 
 
 def check_cwnd(path: Path, flows: dict, src_addr: dict) -> None:
@@ -275,6 +296,98 @@ def test_tcl_rejects_unknown_key(tmp_path):
     proc = subprocess.run([NS, str(sc.script_path), f"out_dir={tmp_path}", "variant=Cubic"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "Tahoe, Reno, Newreno, Vegas" in proc.stderr
+
+
+# ---------------------------------------------------------------- replications and regime
+
+def tcp_counts(path: Path, fid: str = "1") -> dict:
+    """Plain counts for one flow of a wired trace: data packets sent at the source, delivered
+    at the destination (packets, bytes), dropped; first send time; the meta's stop_s."""
+    meta = read_meta(path)
+    sent = recv = rx_bytes = drops = 0
+    first = None
+    for f in packet_lines(path):
+        if f[7] != fid or f[4] == "ack":
+            continue
+        if f[0] == "+" and f[2] == f[8].split(".")[0]:
+            sent += 1
+            first = float(f[1]) if first is None else first
+        elif f[0] == "r" and f[3] == f[9].split(".")[0]:
+            recv += 1
+            rx_bytes += int(f[5])
+        elif f[0] == "d":
+            drops += 1
+    return {"sent": sent, "recv": recv, "rx_bytes": rx_bytes, "drops": drops, "first": first,
+            "stop_s": meta["stop_s"]}
+
+
+@needs_ns
+def test_seeds_replicate_cbr_variants(tmp_path):
+    """Five seeds of cbr-variants (Reno, CBR 9 Mb/s, 10 s, defaults otherwise) are real
+    replications: the TCP throughput over [first send, stop_s] varies by at least 0.5 %
+    (coefficient of variation). With the old periodic CBR and 0.1 s start jitter it is 0.26 %."""
+    import statistics
+
+    thr = []
+    for seed in range(1, 6):
+        paths = run_scenario_traces("cbr-variants", {"variant": "Reno", "cbr_rate_mbps": "9", "duration": "10"},
+                                    seed, tmp_path / f"s{seed}")
+        c = tcp_counts(paths[0])
+        assert c["drops"] > 0, f"seed {seed}: no TCP packet lost at CBR 9 Mb/s"
+        thr.append(c["rx_bytes"] * 8 / 1000 / (c["stop_s"] - c["first"]))
+    cv = statistics.stdev(thr) / statistics.mean(thr)
+    assert cv >= 0.005, (cv, thr)
+
+
+@needs_ns
+def test_variants_differ_in_the_loss_region(tmp_path):
+    """At CBR 9 Mb/s (one seed) Tahoe, Reno and NewReno lose packets and deliver different
+    amounts; at CBR 5 Mb/s nothing is lost and the three deliver exactly the same."""
+    got = {}
+    for rate in ("5", "9"):
+        for v in ("Tahoe", "Reno", "Newreno"):
+            paths = run_scenario_traces("cbr-variants", {"variant": v, "cbr_rate_mbps": rate, "duration": "6"},
+                                        3, tmp_path / f"{v}-{rate}")
+            got[(v, rate)] = tcp_counts(paths[0])
+    assert all(got[(v, "5")]["drops"] == 0 for v in ("Tahoe", "Reno", "Newreno"))
+    assert len({got[(v, "5")]["recv"] for v in ("Tahoe", "Reno", "Newreno")}) == 1
+    assert all(got[(v, "9")]["drops"] > 0 for v in ("Tahoe", "Reno", "Newreno"))
+    assert len({got[(v, "9")]["recv"] for v in ("Tahoe", "Reno", "Newreno")}) == 3, got
+
+
+@needs_ns
+@pytest.mark.parametrize("what", ["red", "cbr_random"])
+def test_randomness_sources(what, tmp_path):
+    """With fixed start times, the seed still matters through each random element alone:
+    RED's early drops (default RNG seeded by the seed) and the CBR's random_ intervals.
+    Without them (DropTail, periodic CBR, no jitter) two seeds give the same trace."""
+    base = {"duration": "4", "cbr_rate_mbps": "9", "cbr_start": "0.5", "cbr_stop": "4",
+            "start_jitter": "0", "cbr_random": "0", "queue": "DropTail"}
+    on = {**base, **({"queue": "RED"} if what == "red" else {"cbr_random": "1"})}
+    runs = {}
+    for label, ov in (("off", base), ("on", on)):
+        for seed in (1, 2):
+            runs[(label, seed)] = run_scenario_traces("queue-influence", ov, seed, tmp_path / f"{label}{seed}")[0]
+    assert body(runs[("off", 1)]) == body(runs[("off", 2)])
+    assert body(runs[("on", 1)]) != body(runs[("on", 2)])
+
+
+@needs_ns
+def test_decreasing_cbr_profile(tmp_path):
+    """cbr_profile=decreasing: the CBR rate falls by 0.1 Mb/s every cbr_step_s. With a
+    periodic CBR the packets sent in each step are rate * step / packet bits (+-1)."""
+    ov = {"duration": "3", "cbr_profile": "decreasing", "cbr_rate_mbps": "10", "cbr_rate_end_mbps": "9.6",
+          "cbr_step_s": "0.5", "cbr_random": "0", "start_jitter": "0", "variant": "Vegas"}
+    path = run_scenario_traces("cbr-variants", ov, 1, tmp_path)[0]
+    times = [float(f[1]) for f in packet_lines(path) if f[0] == "+" and f[7] == "2" and f[2] == "1"]
+    assert times and times[0] == pytest.approx(0.0, abs=1e-6)
+    # 10, 9.9, 9.8, 9.7, 9.6 Mb/s for 0.5 s each, then 9.6 until duration (3 s)
+    for i, rate in enumerate([10.0, 9.9, 9.8, 9.7, 9.6]):
+        n = sum(1 for t in times if 0.5 * i <= t < 0.5 * (i + 1))
+        assert abs(n - rate * 1e6 * 0.5 / 8000) <= 1, (rate, n)
+    n = sum(1 for t in times if 2.5 <= t < 3.0)
+    assert abs(n - 9.6e6 * 0.5 / 8000) <= 1
+    assert max(times) <= 3.0
 
 
 # ---------------------------------------------------------------- manet (wireless)

@@ -148,10 +148,11 @@ def test_run_labels_the_run_and_keeps_the_trace(tmp_path):
 
     data = tmp_path / "store"
     tk("run", "cbr-variants", "--set", "variant=Vegas", "--set", "duration=1", "--seed", "4", data=data)
-    out = tk("sql", "SELECT trace_kind, scenario, seed, labels['variant'] AS v FROM runs ORDER BY trace_kind",
-             "--format", "csv", data=data).stdout.splitlines()
-    assert out == ["trace_kind,scenario,seed,v", "queue_monitor,cbr-variants,4,Vegas",
-                   "tcpvar,cbr-variants,4,Vegas", "wired,cbr-variants,4,Vegas"]
+    out = tk("sql", "SELECT trace_kind, scenario, seed, labels['variant'] AS v, labels['stop_s'] AS stop "
+             "FROM runs ORDER BY trace_kind", "--format", "csv", data=data).stdout.splitlines()
+    # stop_s: duration 1 s + the scenario's 1 s drain
+    assert out == ["trace_kind,scenario,seed,v,stop", "queue_monitor,cbr-variants,4,Vegas,2.0",
+                   "tcpvar,cbr-variants,4,Vegas,2.0", "wired,cbr-variants,4,Vegas,2.0"]
     # the kept trace is the packet trace itself: same line count as the run's events + header
     wired = [d for d in (data / "runs").iterdir() if (d / "events-00000.parquet").exists()]
     assert len(wired) == 1
