@@ -1,6 +1,6 @@
 # common.tcl -- shared helpers for the tracekit scenario scripts (ns-2.35).
 #
-# Sourced by every tracekit/scenarios/tcl/<id>.tcl.  Provides:
+# Sourced by every tracekit/experiments/tcl/<id>.tcl.  Provides:
 #   tk_parse_args SCENARIO SPEC   key=value command-line parsing into the array P
 #   tk_flow FID NAME              declare a flow (goes into the metadata header)
 #   tk_open_traces ?KINDS?        open packets.tr/cwnd.tr/queue.tr (or the KINDS
