@@ -626,7 +626,7 @@ def test_range_grid_is_the_listed_values(tmp_path):
     assert [e.grid["cbr_rate_mbps"] for e in exps] == [[2.5, 2.75, 3.0], [1, 4, 7]]
 
 
-def test_check_in_data_refuses_a_bad_combination(tmp_path):
+def test_check_in_data_refuses_a_bad_combination(tmp_path, monkeypatch):
     """A check written in a declaration file (a new one, on two parameters with a sum and a
     negative number) refuses exactly the combinations where it is false, with a one-line
     message naming the values."""
@@ -640,6 +640,12 @@ def test_check_in_data_refuses_a_bad_combination(tmp_path):
         assert c.holds(params) == (late + 1 + window <= duration + 9.5), (late, window, duration)
     bad = {**sc.defaults(), "cbr_late_start": 3.0, "window": 16, "duration": 10.0}
     assert c.error(bad) == "cbr_late_start (3.0) + window (16) + 1 must be <= duration + 9.5"
+    # resolve_params applies it
+    monkeypatch.setitem(scenarios_mod.SCENARIOS, "cbr-variants", sc)
+    assert resolve_params("cbr-variants", {"cbr_late_start": "3", "window": "15", "duration": "10"})["window"] == 15
+    with pytest.raises(ValueError) as exc:
+        resolve_params("cbr-variants", {"cbr_late_start": "3", "window": "16", "duration": "10"})
+    assert str(exc.value) == "cbr-variants: cbr_late_start (3.0) + window (16) + 1 must be <= duration + 9.5"
 
 
 @pytest.mark.parametrize("sid, overrides, message", [

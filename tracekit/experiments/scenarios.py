@@ -6,7 +6,24 @@ Every scenario is one Tcl script under ``tracekit/experiments/tcl/`` that takes
 types and defaults as the ``tk_parse_args`` spec at the top of the script;
 ``tests/test_scenarios.py`` checks that they are), cross-parameter checks, the parameter
 a dashboard groups runs by (``series``) and the paper experiments run with it. Adding a
-scenario is adding those two files.
+scenario is adding those two files. A declaration file holds (unknown keys are refused)::
+
+    id = "my-scenario"            # = the file name; script = "my-scenario.tcl" beside it
+    order = 90                    # position in listings (tracekit scenarios)
+    title, paper, experiment, description, script = "..."
+    trace_files = ["packets.tr", "cwnd.tr", "queue.tr"]   # the files it always writes
+    [series]                      # optional: the "queue type" / "routing protocol" parameter
+    param = "config"
+    values = { red = "RED" }      # optional: values shown as other names
+    [[params]]                    # one per parameter, in the Tcl spec's order
+    name, type ("int" | "float" | "choice" | "str"), default, choices, min, max, unit, help
+    [[checks]]                    # optional: comparisons over numeric parameters, + and -
+    expr = "cbr_stop >= cbr_start"
+    message = "cbr_stop ({cbr_stop}) must be >= cbr_start ({cbr_start})"
+    [[experiments]]               # optional: named sweeps (tracekit sweep --experiment NAME)
+    name, seeds = [1, 2, 3], description
+    [experiments.grid]            # parameter = [values] or { start, stop, step } (stop included)
+    [experiments.fixed]           # parameter = value, held for every run
 
 Nothing here imports the CLI or the dashboard: they read ``SCENARIOS`` and
 ``EXPERIMENTS`` and call :func:`resolve_params`, the one place where parameters are
