@@ -595,6 +595,10 @@ def _copy_scenario(tmp_path: Path, sid: str, edit) -> Path:
         ("manet", lambda t: t + "\n[[params]]\nname = \"seed\"\ntype = \"int\"\ndefault = 1\n", ["'seed'", "reserved"]),
         ("manet", lambda t: t.replace("title =", "title = 3\nxtitle =", 1), ["unknown key 'xtitle'"]),
         ("manet", lambda t: t.replace("seeds = [1, 2, 3, 4, 5]", "seeds = [0, 1]"), ["manet-routing", "seeds"]),
+        ("queue-influence", lambda t: t.replace("message =", 'when = { queue = "red" }\nmessage =', 1),
+         ["when", "'red' is not a value of queue"]),
+        ("queue-influence", lambda t: t.replace("message =", 'when = { queue_kind = "RED" }\nmessage =', 1),
+         ["when", "'queue_kind' is not a parameter"]),
         ("manet", lambda t: t.replace("[[params]]", "[[params]\n", 1), []),  # TOML syntax error
     ],
 )
@@ -618,12 +622,15 @@ def test_duplicate_experiment_name_refused(tmp_path):
 
 
 def test_range_grid_is_the_listed_values(tmp_path):
-    """A {start, stop, step} grid (stop included) reads as the values written out."""
+    """A {start, stop, step} grid (stop included) reads as the values written out, also as
+    items of a list; seeds may be a range too."""
     path = _copy_scenario(tmp_path, "cbr-variants", lambda t: t.replace(
         "{ start = 1.0, stop = 10.0, step = 0.1 }", "{ start = 2.5, stop = 3.0, step = 0.25 }", 1).replace(
-        "{ start = 1.0, stop = 10.0, step = 0.1 }", "{ start = 1, stop = 7, step = 3 }", 1))
+        "{ start = 1.0, stop = 10.0, step = 0.1 }", "[1.0, { start = 7.5, stop = 8.0, step = 0.1 }, 9.5]", 1).replace(
+        "seeds = [1]", "seeds = { start = 1, stop = 7, step = 3 }", 1))
     _, exps, _ = load_scenario_file(path)
-    assert [e.grid["cbr_rate_mbps"] for e in exps] == [[2.5, 2.75, 3.0], [1, 4, 7]]
+    assert [e.grid["cbr_rate_mbps"] for e in exps] == [[2.5, 2.75, 3.0], [1.0, 7.5, 7.6, 7.7, 7.8, 7.9, 8.0, 9.5]]
+    assert [e.seeds for e in exps] == [[1, 4, 7], [1]]
 
 
 def test_check_in_data_refuses_a_bad_combination(tmp_path, monkeypatch):
@@ -681,3 +688,17 @@ def test_bundled_checks(sid, overrides, message):
 ])
 def test_series_value(sid, labels, want):
     assert series_value(sid, labels) == want
+
+
+def test_check_with_when_applies_only_to_those_runs(tmp_path, monkeypatch):
+    """A check with `when` (here: only with queue=RED) refuses a bad combination there and
+    lets it through with the other queue."""
+    path = _copy_scenario(tmp_path, "queue-influence", lambda t: t.replace(
+        "message =", 'when = { queue = "RED", red_links = 5 }\nmessage =', 1))
+    sc, _, _ = load_scenario_file(path)
+    monkeypatch.setitem(scenarios_mod.SCENARIOS, "queue-influence", sc)
+    bad = {"cbr_start": "20", "cbr_stop": "10"}
+    assert resolve_params("queue-influence", {**bad, "queue": "DropTail"})["cbr_stop"] == 10.0
+    assert resolve_params("queue-influence", {**bad, "queue": "RED", "red_links": "4"})["cbr_stop"] == 10.0
+    with pytest.raises(ValueError, match=r"^queue-influence: cbr_stop \(10.0\) must be >= cbr_start \(20.0\)$"):
+        resolve_params("queue-influence", {**bad, "queue": "RED", "red_links": "5"})

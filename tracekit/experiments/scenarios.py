@@ -20,9 +20,11 @@ scenario is adding those two files. A declaration file holds (unknown keys are r
     [[checks]]                    # optional: comparisons over numeric parameters, + and -
     expr = "cbr_stop >= cbr_start"
     message = "cbr_stop ({cbr_stop}) must be >= cbr_start ({cbr_start})"
+    when = { cbr_profile = "decreasing" }    # optional: only for runs with these values
     [[experiments]]               # optional: named sweeps (tracekit sweep --experiment NAME)
     name, seeds = [1, 2, 3], description
-    [experiments.grid]            # parameter = [values] or { start, stop, step } (stop included)
+    [experiments.grid]            # parameter = [values], where a value may be a range table
+                                  # { start, stop, step } (stop included), or one such table
     [experiments.fixed]           # parameter = value, held for every run
 
 Nothing here imports the CLI or the dashboard: they read ``SCENARIOS`` and
@@ -220,10 +222,15 @@ def _compile_check(expr: str) -> tuple[Callable[[dict], bool], frozenset[str]]:
 @dataclass(frozen=True)
 class Check:
     """A condition on several parameters (``expr``) and what to say when it fails
-    (``message``, where ``{name}`` is replaced by that parameter's value)."""
+    (``message``, where ``{name}`` is replaced by that parameter's value). With ``when``
+    ((parameter, value) pairs), it applies only to runs with all those values."""
     expr: str
     message: str
-    holds: Callable[[dict], bool] = field(repr=False, compare=False)
+    test: Callable[[dict], bool] = field(repr=False, compare=False)
+    when: tuple[tuple[str, Any], ...] = ()
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        return any(params[k] != v for k, v in self.when) or self.test(params)
 
     def error(self, params: dict[str, Any]) -> str:
         return re.sub(r"\{(\w+)\}", lambda m: str(params.get(m.group(1), m.group(0))), self.message)
@@ -285,7 +292,7 @@ _TOP_KEYS = {"id": True, "order": False, "title": True, "paper": True, "experime
              "params": True, "checks": False, "experiments": False}
 _PARAM_KEYS = {"name": True, "type": True, "default": True, "choices": False, "min": False,
                "max": False, "unit": False, "help": False}
-_CHECK_KEYS = {"expr": True, "message": True}
+_CHECK_KEYS = {"expr": True, "message": True, "when": False}
 _SERIES_KEYS = {"param": True, "values": False}
 _EXPERIMENT_KEYS = {"name": True, "seeds": True, "description": True, "grid": True, "fixed": False}
 _RANGE_KEYS = {"start": True, "stop": True, "step": True}
@@ -360,11 +367,16 @@ def _decimals(x: float | int) -> int:
 
 
 def _grid_values(value: Any, where: str) -> list:
-    """A grid's values: a list, or a {start, stop, step} table (stop included)."""
+    """A grid's values: a {start, stop, step} table (stop included), or a list whose items
+    are values or such tables (expanded in place)."""
     if isinstance(value, list):
         if not value:
             raise ValueError(f"{where}: no values")
-        return value
+        return [x for item in value for x in (_range(item, where) if isinstance(item, dict) else [item])]
+    return _range(value, where)
+
+
+def _range(value: Any, where: str) -> list:
     _keys(value, _RANGE_KEYS, where)
     start, stop, step = (_number(value[k], f"{where}: {k}") for k in ("start", "stop", "step"))
     if step <= 0 or stop < start:
@@ -381,10 +393,9 @@ def _experiment(t: Any, sc: Scenario, where: str) -> Experiment:
         where = f"experiment {t['name']}"
     _keys(t, _EXPERIMENT_KEYS, where)
     name = _str(t["name"], f"{where}: name")
-    seeds = t["seeds"]
-    if not isinstance(seeds, list) or not seeds or not all(
-            isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in seeds):
-        raise ValueError(f"{where}: seeds must be a list of integers >= 1")
+    seeds = _grid_values(t["seeds"], f"{where}: seeds") if isinstance(t["seeds"], (list, dict)) else None
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in seeds):
+        raise ValueError(f"{where}: seeds must be integers >= 1 (a list, or a {{start, stop, step}} range)")
     names = {p.name for p in sc.params}
     grid_t = t["grid"]
     if not isinstance(grid_t, dict) or not grid_t:
@@ -412,7 +423,15 @@ def _check(t: Any, sc: Scenario, where: str) -> Check:
     for n in sorted(names):
         if n not in {p.name for p in sc.params} or sc.param(n).type not in ("int", "float"):
             raise ValueError(f"check {expr!r}: {n!r} is not a numeric parameter of {sc.id}")
-    return Check(expr, _str(t["message"], f"check {expr!r}: message"), holds)
+    when = t.get("when", {})
+    if not isinstance(when, dict):
+        raise ValueError(f"check {expr!r}: when must be a table of parameter = value")
+    for k, v in when.items():
+        if k not in {p.name for p in sc.params}:
+            raise ValueError(f"check {expr!r}: when: {k!r} is not a parameter of {sc.id}")
+        if isinstance(v, (dict, list)) or sc.param(k).parse(format_value(v)) != v:
+            raise ValueError(f"check {expr!r}: when: {v!r} is not a value of {k}")
+    return Check(expr, _str(t["message"], f"check {expr!r}: message"), holds, tuple(when.items()))
 
 
 def load_scenario_file(path: Path) -> tuple[Scenario, list[Experiment], int | float]:
