@@ -32,7 +32,7 @@ def make_store(d: Path) -> Path:
     simulated seconds."""
     if not os.access(NS, os.X_OK):
         pytest.skip("ns-2 (/usr/bin/ns) is not installed")
-    from tracekit.sweep import plan_sweep, run_sims
+    from tracekit.experiments.sweep import plan_sweep, run_sims
 
     specs = plan_sweep("cbr-variants", [("variant", ["Reno", "Vegas"]), ("cbr_rate_mbps", ["3", "9"])],
                        [1, 2], {"duration": "2"})

@@ -1,6 +1,6 @@
 # common.tcl -- shared helpers for the tracekit scenario scripts (ns-2.35).
 #
-# Sourced by every tracekit/scenarios/tcl/<id>.tcl.  Provides:
+# Sourced by every tracekit/experiments/tcl/<id>.tcl.  Provides:
 #   tk_parse_args SCENARIO SPEC   key=value command-line parsing into the array P
 #   tk_flow FID NAME              declare a flow (goes into the metadata header)
 #   tk_open_traces ?KINDS?        open packets.tr/cwnd.tr/queue.tr (or the KINDS
@@ -18,9 +18,9 @@
 # every script also declares duration (how long the sources run) and drain_s
 # (how long the simulation goes on after they stop, so that every packet still
 # in the network is delivered or dropped before the traces end: the run stops at
-# stop_s = duration + drain_s, written into the meta header).  The Python
-# registry is the source of truth for validation; the checks here only protect
-# direct command-line use.
+# stop_s = duration + drain_s, written into the meta header).  The scenario's
+# declaration file (<id>.toml) is the source of truth for validation; the checks
+# here only protect direct command-line use.
 
 proc tk_die {msg} {
     puts stderr "tracekit scenario error: $msg"
