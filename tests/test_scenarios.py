@@ -397,6 +397,21 @@ def test_decreasing_cbr_profile(tmp_path):
     assert max(times) <= 3.0
 
 
+@needs_ns
+def test_cbr_on_period(tmp_path):
+    """The CBR is on from cbr_start to min(cbr_stop, duration): with fixed starts, its first
+    packet leaves at cbr_start and its last before cbr_stop; by default it runs until duration."""
+    def cbr_sends(overrides, out):
+        path = run("cbr-fairness", {"duration": "3", "start_jitter": "0", "cbr_rate_mbps": "4", **overrides},
+                   1, tmp_path / out)[0]
+        return [float(f[1]) for f in packet_lines(path) if f[0] == "+" and f[7] == "3" and f[2] == "1"]
+
+    t = cbr_sends({"cbr_start": "1", "cbr_stop": "2"}, "on")
+    assert t[0] == pytest.approx(1.0, abs=1e-6) and 1.99 < t[-1] <= 2.0
+    t = cbr_sends({}, "default")
+    assert t[0] == pytest.approx(0.0, abs=1e-6) and 2.99 < t[-1] <= 3.0
+
+
 # ---------------------------------------------------------------- manet (wireless)
 
 # the routing protocol's own packets, by their ptype in the trace

@@ -21,7 +21,7 @@ tk_parse_args cbr-fairness [list \
     [list pair choice Reno-Reno $pairs] \
     {cbr_rate_mbps float 8.0} \
     {cbr_start float 0.0} \
-    {cbr_stop float 10.0} \
+    {cbr_stop float 100000.0} \
     {cbr_random int 1} \
     {cbr_packet_size int 1000} \
     {packet_size int 1000} \

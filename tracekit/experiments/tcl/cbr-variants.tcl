@@ -23,7 +23,7 @@ tk_parse_args cbr-variants {
     {variant choice Reno {Tahoe Reno Newreno Vegas}}
     {cbr_rate_mbps float 9.0}
     {cbr_start float 0.0}
-    {cbr_stop float 10.0}
+    {cbr_stop float 100000.0}
     {cbr_profile choice constant {constant decreasing}}
     {cbr_rate_end_mbps float 1.0}
     {cbr_step_s float 1.0}
