@@ -16,7 +16,7 @@ if command -v ns >/dev/null 2>&1; then
   # variants agree) and through the loss region (from ~8.3 Mb/s) where they differ; five seeds
   $TK sweep cbr-variants --grid variant=Tahoe,Reno,Newreno,Vegas --grid cbr_rate_mbps=7,8.5,9,9.5,10 \
       --seeds 1-5 || exit 1
-  # fairness pairs at CBR 8 Mb/s (two TCP flows lose packets from ~6.5), mixed pairs in both orders
+  # fairness pairs at CBR 8 Mb/s (two TCP flows lose packets from ~6.7), mixed pairs in both orders
   $TK sweep cbr-fairness --grid pair=Reno-Reno,Newreno-Reno,Reno-Newreno,Vegas-Vegas,Newreno-Vegas,Vegas-Newreno \
       --seeds 1-5 || exit 1
   $TK sweep queue-influence --grid queue=DropTail,RED --set variant=Reno --seeds 1-5 || exit 1
