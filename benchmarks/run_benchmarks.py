@@ -18,7 +18,7 @@ run one after the other (interleaved: noise from other work on the machine hits 
      metrics`; pandas and polars read_csv of the trace; `tracekit sql` of flow_stats, of
      throughput_series(0.1) and of `SELECT 1` (start-up alone) on the main trace's store;
    - a sweep of 40 short cbr-variants runs with -j 1 and -j 2, each into a fresh store, via
-     tracekit.sweep.run_sims (runs per minute, time outside ns-2);
+     tracekit.experiments.sweep.run_sims (runs per minute, time outside ns-2);
 3. profiles `tracekit ingest` (py-spy over all threads, and per-stage timings of one 8 MiB
    chunk) and `tracekit sql` start-up (python -X importtime, in-process split);
 4. writes --out (default benchmarks/RESULTS.md) with the machine, versions, every figure,
@@ -199,7 +199,7 @@ def _sql_case(query: str):
 
 SWEEP_DRIVER = """
 import json, sys, time
-from tracekit.sweep import parse_grid, plan_sweep, run_sims
+from tracekit.experiments.sweep import parse_grid, plan_sweep, run_sims
 data, jobs, grids, fixed, scenario = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
 specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
 t0 = time.perf_counter()
@@ -214,8 +214,8 @@ print(json.dumps({"n": len(res), "failed": sum(r.status == "failed" for r in res
 NS_ONLY_DRIVER = """
 import json, sys, tempfile, shutil, time
 from concurrent.futures import ThreadPoolExecutor
-from tracekit.sweep import parse_grid, plan_sweep
-from tracekit.scenarios.runner import run_scenario_traces
+from tracekit.experiments.sweep import parse_grid, plan_sweep
+from tracekit.experiments import run_scenario_traces
 scratch, jobs, grids, fixed, scenario = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
 specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
 def one(spec):
@@ -630,7 +630,7 @@ def write_report(res: dict, out: Path) -> None:
         a("")
         a(f"`{SWEEP_SCENARIO}` with `--grid {' --grid '.join(SWEEP_GRID)} "
           f"--set duration={SWEEP_FIXED['duration']} --seeds 1` ({s['n']} simulations), run through "
-          "`tracekit.sweep.run_sims` in a fresh process and a fresh store each time (whole process timed: "
+          "`tracekit.experiments.sweep.run_sims` in a fresh process and a fresh store each time (whole process timed: "
           "interpreter start-up, imports, ns-2, ingest of the three traces per simulation with the raw traces kept).")
         a("")
         a("| jobs | wall (median) | runs/min | CPU (process + ns-2 children) | sum of per-sim time | of which ns-2 | outside ns-2 (of per-sim time) | outside ns-2 (of wall x jobs) | wall of each rep (s) |")

@@ -112,20 +112,16 @@ def store_status(data_dir: Path) -> StoreStatus:
 
 
 def _queue_type(labels: dict, scenario: str | None, kind: str = "wired") -> str:
-    """The bottleneck queue discipline: the `queue` label, else what the bundled scenario
-    uses (DropTail everywhere but newreno-vs-reno's `config=red`). For a wireless run, its
-    routing protocol (the `routing` label)."""
+    """The bottleneck queue discipline: the `queue` label, else what the bundled scenario's
+    declaration says its series parameter means (newreno-vs-reno's `config=red` is RED), else
+    DropTail for a bundled scenario. For a wireless run, its routing protocol (the `routing` label)."""
+    from tracekit.experiments import SCENARIOS, series_value
+
     if kind == "wireless":
         return labels.get("routing") or "(unknown)"
     if labels.get("queue"):
         return labels["queue"]
-    if scenario == "newreno-vs-reno":
-        return {"red": "RED", "multi": "DropTail (2 bottlenecks)"}.get(labels.get("config", ""), "DropTail")
-    try:
-        from tracekit.scenarios.registry import SCENARIOS
-    except ImportError:  # pragma: no cover
-        SCENARIOS = {}
-    return "DropTail" if scenario in SCENARIOS else "(unknown)"
+    return series_value(scenario, labels) or ("DropTail" if scenario in SCENARIOS else "(unknown)")
 
 
 def _named(df: pd.DataFrame) -> pd.DataFrame:
@@ -591,7 +587,7 @@ def flow_label(df: pd.DataFrame, by: list[str]) -> pd.Series:
 def param_axis(scenario: str | None, key: str) -> str:
     """An axis title for a scenario parameter, with its unit from the scenario registry."""
     try:
-        from tracekit.scenarios.registry import SCENARIOS
+        from tracekit.experiments import SCENARIOS
         unit = SCENARIOS[scenario].param(key).unit if scenario in SCENARIOS else ""
     except (ImportError, KeyError):
         unit = ""

@@ -12,15 +12,18 @@ step() { printf '\n== %s\n' "$*"; }
 
 if command -v ns >/dev/null 2>&1; then
   step "running the demo experiments with ns-2 into $TRACEKIT_DATA"
-  # papers 002/004: four variants against CBR cross traffic, and fairness pairs; 003: Reno vs Vegas
-  $TK sweep cbr-variants --grid variant=Tahoe,Reno,Newreno,Vegas --grid cbr_rate_mbps=2,5,8 \
-      --set duration=5 --seeds 1-3 || exit 1
-  $TK sweep cbr-fairness --grid pair=Reno-Reno,Newreno-Reno,Vegas-Vegas,Newreno-Vegas \
-      --set duration=5 --seeds 1-3 || exit 1
-  $TK sweep queue-influence --grid queue=DropTail,RED --set variant=Reno --seeds 1-2 || exit 1
-  $TK sweep reno-vs-vegas --grid queue=DropTail,RED --seeds 1-2 || exit 1
+  # papers 002/004: four variants against CBR cross traffic, at 7 Mb/s (no loss: the loss-based
+  # variants agree) and through the loss region (from ~8.3 Mb/s) where they differ; five seeds
+  $TK sweep cbr-variants --grid variant=Tahoe,Reno,Newreno,Vegas --grid cbr_rate_mbps=7,8.5,9,9.5,10 \
+      --seeds 1-5 || exit 1
+  # fairness pairs at CBR 8 Mb/s (two TCP flows lose packets from ~6.7), mixed pairs in both orders
+  $TK sweep cbr-fairness --grid pair=Reno-Reno,Newreno-Reno,Reno-Newreno,Vegas-Vegas,Newreno-Vegas,Vegas-Newreno \
+      --seeds 1-5 || exit 1
+  $TK sweep queue-influence --grid queue=DropTail,RED --set variant=Reno --seeds 1-5 || exit 1
+  # paper 003: Reno vs Vegas
+  $TK sweep reno-vs-vegas --grid queue=DropTail,RED --seeds 1-5 || exit 1
   # wireless: ad-hoc routing protocols compared on a 20-node random-waypoint MANET
-  $TK sweep manet --grid routing=AODV,DSDV,DSR --set duration=30 --seeds 1-3 || exit 1
+  $TK sweep manet --grid routing=AODV,DSDV,DSR --set duration=30 --seeds 1-5 || exit 1
 else
   step "ns-2 is not available here: ingesting the recorded runs in sample_traces/"
   $TK ingest sample_traces/ >/dev/null || exit 1

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import zstandard
 
-from tracekit.scenarios.runner import run_scenario_traces
-from tracekit.sweep import plan_sweep
+from tracekit.experiments import format_value, run_scenario_traces
+from tracekit.experiments.sweep import plan_sweep
 
 # (scenario, grid, fixed parameters, seeds): the demo's sweeps (scripts/demo.sh), fewer seeds
 SAMPLES = [
@@ -33,7 +33,7 @@ def main(out: Path) -> None:
     specs = []
     for scenario, grid, fixed, seeds in SAMPLES:
         for spec in plan_sweep(scenario, list(grid.items()), seeds, fixed):
-            name = "-".join(dict(spec.params)[k] for k in grid) + f"-seed{spec.seed}"
+            name = "-".join(format_value(dict(spec.params)[k]) for k in grid) + f"-seed{spec.seed}"
             specs.append((spec, out / scenario / name))
     if out.exists():   # the simulations' folders go; README.md stays
         for d in out.iterdir():

@@ -37,7 +37,7 @@ def make_store(d: Path) -> Path:
     (Reno, Vegas, Sack and CBR flows, and two CBR flows that both keep fid 0, named CBR0)."""
     if not os.access(NS, os.X_OK):
         pytest.skip("ns-2 (/usr/bin/ns) is not installed")
-    from tracekit.sweep import plan_sweep, run_sims
+    from tracekit.experiments.sweep import plan_sweep, run_sims
 
     specs = plan_sweep("cbr-variants", [("variant", ["Reno", "Vegas"]), ("cbr_rate_mbps", ["3", "9"])],
                        [1, 2], {"duration": "2"})

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.scenarios import (
+from tracekit.experiments import (
     EXPERIMENTS,
     SCENARIOS,
     NsNotFoundError,
@@ -24,8 +24,10 @@ from tracekit.scenarios import (
     experiment_runs,
     resolve_params,
     run_scenario_traces,
+    series_value,
 )
-from tracekit.scenarios import registry
+from tracekit.experiments import scenarios as scenarios_mod
+from tracekit.experiments.scenarios import ScenarioFileError, load_scenario_file, load_scenarios
 
 NS = shutil.which("ns")
 needs_ns = pytest.mark.skipif(NS is None, reason="ns-2 not installed (apt-get install ns2)")
@@ -38,8 +40,7 @@ TCP_NAMES = {"Tahoe", "Reno", "Newreno", "Vegas", "Sack1"}
 SHORT = {
     "homogeneous-dumbbell": {"duration": "3", "variant": "Sack1", "sender_lan": "fast_ethernet"},
     "varying-parameters": {"duration": "3", "variant": "Tahoe", "error_rate": "0.05"},
-    "cbr-variants": {"duration": "3", "variant": "Vegas", "cbr_rate_mbps": "9.5",
-                     "cbr_start": "after_tcp", "cbr_late_start": "1"},
+    "cbr-variants": {"duration": "3", "variant": "Vegas", "cbr_rate_mbps": "9.5", "cbr_start": "1"},
     "cbr-fairness": {"duration": "3", "pair": "Newreno-Vegas", "cbr_rate_mbps": "9"},
     "queue-influence": {"duration": "4", "variant": "Sack1", "queue": "RED", "red_links": "3",
                         "cbr_rate_mbps": "9", "cbr_start": "1", "cbr_stop": "3"},
@@ -51,6 +52,11 @@ SHORT = {
 # the trace files each scenario writes with its SHORT parameters
 FILES = {sid: ["packets.tr", "cwnd.tr"] if sid == "manet" else ["packets.tr", "cwnd.tr", "queue.tr"]
          for sid in SHORT}
+
+
+def run(sid: str, overrides: dict, seed: int, out: Path, **kw) -> list[Path]:
+    """Resolve ``overrides`` (the one resolution) and run the scenario."""
+    return run_scenario_traces(sid, resolve_params(sid, overrides), seed, out, **kw)
 
 
 def read_meta(path: Path) -> dict:
@@ -154,6 +160,9 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
                 if SCENARIOS[sid].param(k).type == "int":
                     assert isinstance(got, int), (k, got)
     assert flows, "no flows declared"
+    for meta in metas.values():
+        # the run ends drain_s after the sources stop
+        assert meta["stop_s"] == pytest.approx(params["duration"] + params["drain_s"])
     fids = sorted(int(f) for f in flows)
     assert fids == list(range(1, len(fids) + 1)), f"fids must be 1..n, got {fids}"
     if sid == "manet":
@@ -172,6 +181,8 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
     src_addr = {}
     seen_fids = set()
     n_lines = 0
+    sent_uids, gone_uids = set(), set()   # data packets sent at their source; delivered or dropped
+    last_t = 0.0
     with paths["packets"].open() as fh:
         for line in fh:
             if line.startswith("#"):
@@ -180,14 +191,26 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
             assert f[0] in ("+", "-", "r", "d"), line
             assert len(f) == 12, line
             n_lines += 1
+            last_t = float(f[1])
             fid = f[7]
             seen_fids.add(fid)
             if f[4] == "ack":
                 continue
             src_addr.setdefault(fid, f[8])
+            if f[0] == "+" and f[2] == f[8].split(".")[0]:
+                sent_uids.add(f[11])
+                if name_of(flows, fid) == "CBR":
+                    # a CBR source sends nothing after duration (TCP may still retransmit)
+                    assert float(f[1]) <= params["duration"] + 1e-9, line
             if f[0] == "r" and f[3] == f[9].split(".")[0]:
                 delivered[fid] += 1
+                gone_uids.add(f[11])
+            elif f[0] == "d":
+                gone_uids.add(f[11])
     assert n_lines > 100
+    assert last_t <= metas["packets"]["stop_s"] + 1e-9
+    # nothing is still in flight when the trace ends: the drain time was long enough
+    assert not sent_uids - gone_uids, f"{len(sent_uids - gone_uids)} packets in flight at the end"
     assert seen_fids <= set(flows), f"undeclared fids in packets.tr: {seen_fids - set(flows)}"
     for fid, name in flows.items():
         assert delivered[fid] >= 3, f"flow {fid} ({name}) delivered {delivered[fid]} data packets"
@@ -205,6 +228,10 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
             float(f[2]), int(f[8]), int(f[10])
             nq += 1
     assert nq > 10
+
+
+def name_of(flows: dict, fid: str) -> str:
+    return flows.get(fid, "")
 
 
 def check_cwnd(path: Path, flows: dict, src_addr: dict) -> None:
@@ -230,7 +257,7 @@ def check_cwnd(path: Path, flows: dict, src_addr: dict) -> None:
 def test_scenario_runs_and_traces(sid, tmp_path):
     overrides = SHORT[sid]
     params = resolve_params(sid, overrides)
-    paths = run_scenario_traces(sid, overrides, 7, tmp_path / "s7")
+    paths = run(sid, overrides, 7, tmp_path / "s7")
     assert [p.name for p in paths] == FILES[sid]
     assert all(p.is_file() and p.stat().st_size > 0 for p in paths)
     check_traces(sid, tmp_path / "s7", params, 7)
@@ -241,9 +268,9 @@ def test_scenario_runs_and_traces(sid, tmp_path):
 @pytest.mark.parametrize("sid", list(SCENARIOS))
 def test_seeds(sid, tmp_path):
     overrides = SHORT[sid]
-    a = run_scenario_traces(sid, overrides, 1, tmp_path / "a")
-    b = run_scenario_traces(sid, overrides, 1, tmp_path / "b")
-    c = run_scenario_traces(sid, overrides, 2, tmp_path / "c")
+    a = run(sid, overrides, 1, tmp_path / "a")
+    b = run(sid, overrides, 1, tmp_path / "b")
+    c = run(sid, overrides, 2, tmp_path / "c")
     for pa, pb in zip(a, b):
         assert pa.read_bytes() == pb.read_bytes(), f"{pa.name}: same seed, different bytes"
     assert body(a[0]) != body(c[0]), "seeds 1 and 2 gave the same packets.tr"
@@ -251,9 +278,9 @@ def test_seeds(sid, tmp_path):
 
 @needs_ns
 @pytest.mark.parametrize("sid", list(SCENARIOS))
-def test_tcl_defaults_match_registry(sid, tmp_path):
+def test_tcl_defaults_match_declaration(sid, tmp_path):
     """Run the script directly with no parameters but a short duration: the
-    resolved parameters it reports must equal the registry's defaults."""
+    resolved parameters it reports must equal the declaration file's defaults."""
     sc = SCENARIOS[sid]
     proc = subprocess.run([NS, str(sc.script_path), f"out_dir={tmp_path}", "duration=0.5"],
                           capture_output=True, text=True, timeout=60)
@@ -280,6 +307,113 @@ def test_tcl_rejects_unknown_key(tmp_path):
     assert proc.returncode == 1 and "Tahoe, Reno, Newreno, Vegas" in proc.stderr
 
 
+# ---------------------------------------------------------------- replications and regime
+
+def tcp_counts(path: Path, fid: str = "1") -> dict:
+    """Plain counts for one flow of a wired trace: data packets sent at the source, delivered
+    at the destination (packets, bytes), dropped; first send time; the meta's stop_s."""
+    meta = read_meta(path)
+    sent = recv = rx_bytes = drops = 0
+    first = None
+    for f in packet_lines(path):
+        if f[7] != fid or f[4] == "ack":
+            continue
+        if f[0] == "+" and f[2] == f[8].split(".")[0]:
+            sent += 1
+            first = float(f[1]) if first is None else first
+        elif f[0] == "r" and f[3] == f[9].split(".")[0]:
+            recv += 1
+            rx_bytes += int(f[5])
+        elif f[0] == "d":
+            drops += 1
+    return {"sent": sent, "recv": recv, "rx_bytes": rx_bytes, "drops": drops, "first": first,
+            "stop_s": meta["stop_s"]}
+
+
+@needs_ns
+def test_seeds_replicate_cbr_variants(tmp_path):
+    """Five seeds of cbr-variants (Reno, CBR 9 Mb/s, 10 s, defaults otherwise) are real
+    replications: the TCP throughput over [first send, stop_s] varies by at least 0.5 %
+    (coefficient of variation). With the old periodic CBR and 0.1 s start jitter it is 0.26 %."""
+    import statistics
+
+    thr = []
+    for seed in range(1, 6):
+        paths = run("cbr-variants", {"variant": "Reno", "cbr_rate_mbps": "9", "duration": "10"},
+                                    seed, tmp_path / f"s{seed}")
+        c = tcp_counts(paths[0])
+        assert c["drops"] > 0, f"seed {seed}: no TCP packet lost at CBR 9 Mb/s"
+        thr.append(c["rx_bytes"] * 8 / 1000 / (c["stop_s"] - c["first"]))
+    cv = statistics.stdev(thr) / statistics.mean(thr)
+    assert cv >= 0.005, (cv, thr)
+
+
+@needs_ns
+def test_variants_differ_in_the_loss_region(tmp_path):
+    """At CBR 9 Mb/s (one seed) Tahoe, Reno and NewReno lose packets and deliver different
+    amounts; at CBR 5 Mb/s nothing is lost and the three deliver exactly the same."""
+    got = {}
+    for rate in ("5", "9"):
+        for v in ("Tahoe", "Reno", "Newreno"):
+            paths = run("cbr-variants", {"variant": v, "cbr_rate_mbps": rate, "duration": "6"},
+                                        3, tmp_path / f"{v}-{rate}")
+            got[(v, rate)] = tcp_counts(paths[0])
+    assert all(got[(v, "5")]["drops"] == 0 for v in ("Tahoe", "Reno", "Newreno"))
+    assert len({got[(v, "5")]["recv"] for v in ("Tahoe", "Reno", "Newreno")}) == 1
+    assert all(got[(v, "9")]["drops"] > 0 for v in ("Tahoe", "Reno", "Newreno"))
+    assert len({got[(v, "9")]["recv"] for v in ("Tahoe", "Reno", "Newreno")}) == 3, got
+
+
+@needs_ns
+@pytest.mark.parametrize("what", ["red", "cbr_random"])
+def test_randomness_sources(what, tmp_path):
+    """With fixed start times, the seed still matters through each random element alone:
+    RED's early drops (default RNG seeded by the seed) and the CBR's random_ intervals.
+    Without them (DropTail, periodic CBR, no jitter) two seeds give the same trace."""
+    base = {"duration": "4", "cbr_rate_mbps": "9", "cbr_start": "0.5", "cbr_stop": "4",
+            "start_jitter": "0", "cbr_random": "0", "queue": "DropTail"}
+    on = {**base, **({"queue": "RED"} if what == "red" else {"cbr_random": "1"})}
+    runs = {}
+    for label, ov in (("off", base), ("on", on)):
+        for seed in (1, 2):
+            runs[(label, seed)] = run("queue-influence", ov, seed, tmp_path / f"{label}{seed}")[0]
+    assert body(runs[("off", 1)]) == body(runs[("off", 2)])
+    assert body(runs[("on", 1)]) != body(runs[("on", 2)])
+
+
+@needs_ns
+def test_decreasing_cbr_profile(tmp_path):
+    """cbr_profile=decreasing: the CBR rate falls by 0.1 Mb/s every cbr_step_s. With a
+    periodic CBR the packets sent in each step are rate * step / packet bits (+-1)."""
+    ov = {"duration": "3", "cbr_profile": "decreasing", "cbr_rate_mbps": "10", "cbr_rate_end_mbps": "9.6",
+          "cbr_step_s": "0.5", "cbr_random": "0", "start_jitter": "0", "variant": "Vegas"}
+    path = run("cbr-variants", ov, 1, tmp_path)[0]
+    times = [float(f[1]) for f in packet_lines(path) if f[0] == "+" and f[7] == "2" and f[2] == "1"]
+    assert times and times[0] == pytest.approx(0.0, abs=1e-6)
+    # 10, 9.9, 9.8, 9.7, 9.6 Mb/s for 0.5 s each, then 9.6 until duration (3 s)
+    for i, rate in enumerate([10.0, 9.9, 9.8, 9.7, 9.6]):
+        n = sum(1 for t in times if 0.5 * i <= t < 0.5 * (i + 1))
+        assert abs(n - rate * 1e6 * 0.5 / 8000) <= 1, (rate, n)
+    n = sum(1 for t in times if 2.5 <= t < 3.0)
+    assert abs(n - 9.6e6 * 0.5 / 8000) <= 1
+    assert max(times) <= 3.0
+
+
+@needs_ns
+def test_cbr_on_period(tmp_path):
+    """The CBR is on from cbr_start to min(cbr_stop, duration): with fixed starts, its first
+    packet leaves at cbr_start and its last before cbr_stop; by default it runs until duration."""
+    def cbr_sends(overrides, out):
+        path = run("cbr-fairness", {"duration": "3", "start_jitter": "0", "cbr_rate_mbps": "4", **overrides},
+                   1, tmp_path / out)[0]
+        return [float(f[1]) for f in packet_lines(path) if f[0] == "+" and f[7] == "3" and f[2] == "1"]
+
+    t = cbr_sends({"cbr_start": "1", "cbr_stop": "2"}, "on")
+    assert t[0] == pytest.approx(1.0, abs=1e-6) and 1.99 < t[-1] <= 2.0
+    t = cbr_sends({}, "default")
+    assert t[0] == pytest.approx(0.0, abs=1e-6) and 2.99 < t[-1] <= 3.0
+
+
 # ---------------------------------------------------------------- manet (wireless)
 
 # the routing protocol's own packets, by their ptype in the trace
@@ -294,7 +428,7 @@ def test_manet_routing(routing, tmp_path):
     protocol's), and delivers CBR and TCP data end to end at the agent layer.
     30 s: DSDV's periodic updates (15 s) need that long to build routes."""
     overrides = {**SHORT["manet"], "routing": routing, "duration": "30"}
-    paths = run_scenario_traces("manet", overrides, 3, tmp_path)
+    paths = run("manet", overrides, 3, tmp_path)
     assert [p.name for p in paths] == ["packets.tr", "cwnd.tr"]
     assert read_meta(paths[0])["params"]["routing"] == routing
     rtr = Counter(d.get("-It") for ev, d in wireless_lines(paths[0]) if d["-Nl"] == "RTR")
@@ -316,7 +450,7 @@ def test_manet_trace_formats(tmp_path):
     format (no -t lines) and in the new format (every event line -t)."""
     runs = {}
     for fmt in ("old", "new"):
-        paths = run_scenario_traces("manet", {**SHORT["manet"], "trace_format": fmt}, 5, tmp_path / fmt)
+        paths = run("manet", {**SHORT["manet"], "trace_format": fmt}, 5, tmp_path / fmt)
         assert read_meta(paths[0])["params"]["trace_format"] == fmt
         events = Counter()
         n_new = n_old = 0
@@ -349,7 +483,7 @@ def test_manet_pattern_same_for_every_protocol(tmp_path):
     the same M lines, flow end points and start times."""
     patterns = []
     for routing in ROUTING_PTYPE:
-        paths = run_scenario_traces("manet", {**SHORT["manet"], "routing": routing, "duration": "5"},
+        paths = run("manet", {**SHORT["manet"], "routing": routing, "duration": "5"},
                                     4, tmp_path / routing)
         moves = [ln for ln in paths[0].read_text().splitlines() if ln.startswith("M ")]
         first_send = {}
@@ -365,7 +499,7 @@ def test_manet_pattern_same_for_every_protocol(tmp_path):
 @needs_ns
 def test_manet_without_tcp(tmp_path):
     """No TCP flow: no cwnd.tr, and the runner accepts its absence (and queue.tr's)."""
-    paths = run_scenario_traces("manet", {**SHORT["manet"], "tcp_flows": "0", "cbr_flows": "3"}, 1, tmp_path)
+    paths = run("manet", {**SHORT["manet"], "tcp_flows": "0", "cbr_flows": "3"}, 1, tmp_path)
     assert [p.name for p in paths] == ["packets.tr"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["packets.tr"]
     assert read_meta(paths[0])["flows"] == {"1": "CBR 1", "2": "CBR 2", "3": "CBR 3"}
@@ -412,22 +546,27 @@ def test_resolve_types_and_defaults():
 
 def test_run_rejects_bad_input_before_running(tmp_path):
     with pytest.raises(ValueError, match="unknown parameter"):
-        run_scenario_traces("cbr-variants", {"nope": "1"}, 1, tmp_path)
+        run("cbr-variants", {"nope": "1"}, 1, tmp_path)
     with pytest.raises(ValueError, match="seed"):
-        run_scenario_traces("cbr-variants", {}, 0, tmp_path)
+        run("cbr-variants", {}, 0, tmp_path)
+    # the runner takes resolved parameters only (it does not resolve them again)
+    with pytest.raises(ValueError, match="not resolved .missing duration, variant"):
+        run_scenario_traces("cbr-variants", {"cbr_rate_mbps": 2.0}, 1, tmp_path)
+    with pytest.raises(ValueError, match="unknown parameter 'nope'"):
+        run_scenario_traces("cbr-variants", {**resolve_params("cbr-variants"), "nope": "1"}, 1, tmp_path)
     assert not any(tmp_path.iterdir())
 
 
 @needs_ns
 def test_timeout(tmp_path):
     with pytest.raises(ScenarioRunError, match="timed out"):
-        run_scenario_traces("newreno-vs-reno", {"config": "red", "duration": "500"}, 1, tmp_path,
+        run("newreno-vs-reno", {"config": "red", "duration": "500"}, 1, tmp_path,
                             timeout_s=0.3)
 
 
 def test_ns_missing(tmp_path):
     with pytest.raises(NsNotFoundError, match="apt-get install ns2"):
-        run_scenario_traces("cbr-variants", {"duration": "1"}, 1, tmp_path, ns_binary="ns-not-installed-xyz")
+        run("cbr-variants", {"duration": "1"}, 1, tmp_path, ns_binary="ns-not-installed-xyz")
 
 
 @needs_ns
@@ -438,9 +577,9 @@ def test_ns_tcl_error_reported(tmp_path, monkeypatch):
     (tcl / "cbr-variants.tcl").write_text(
         'set ns [new Simulator]\nputs "building"\nset tcp [new Agent/TCP/NoSuchVariant]\n$ns run\n'
     )
-    monkeypatch.setattr(registry, "TCL_DIR", tcl)
+    monkeypatch.setattr(scenarios_mod, "TCL_DIR", tcl)
     with pytest.raises(ScenarioRunError) as exc:
-        run_scenario_traces("cbr-variants", {"duration": "1"}, 1, tmp_path / "out")
+        run("cbr-variants", {"duration": "1"}, 1, tmp_path / "out")
     msg = str(exc.value)
     assert "Agent/TCP/NoSuchVariant" in msg and "exited with status" in msg
 
@@ -454,9 +593,9 @@ def test_ns_exit0_without_traces(tmp_path, monkeypatch):
         'set ns [new Simulator]\nset a [$ns node]\nset b [$ns node]\n'
         '$ns duplex-link $a $b 1Xb 10ms DropTail\n$ns run\n'
     )
-    monkeypatch.setattr(registry, "TCL_DIR", tcl)
+    monkeypatch.setattr(scenarios_mod, "TCL_DIR", tcl)
     with pytest.raises(ScenarioRunError, match="packets.tr missing"):
-        run_scenario_traces("cbr-variants", {"duration": "1"}, 1, tmp_path / "out")
+        run("cbr-variants", {"duration": "1"}, 1, tmp_path / "out")
 
 
 @needs_ns
@@ -468,14 +607,14 @@ def test_ns_error_on_stdout_with_exit0(tmp_path, monkeypatch):
         'if {[catch {nosuchcommand} err]} { puts "$err\\n    while executing\\n\\"nosuchcommand\\"" }\n'
         'exit 0\n'
     )
-    monkeypatch.setattr(registry, "TCL_DIR", tcl)
+    monkeypatch.setattr(scenarios_mod, "TCL_DIR", tcl)
     with pytest.raises(ScenarioRunError, match="invalid command name"):
-        run_scenario_traces("cbr-variants", {"duration": "1"}, 1, tmp_path / "out")
+        run("cbr-variants", {"duration": "1"}, 1, tmp_path / "out")
 
 
-# ---------------------------------------------------------------- registry
+# ---------------------------------------------------------------- declaration files
 
-def test_registry_shape():
+def test_declarations_shape():
     assert set(SCENARIOS) == set(SHORT)
     for sid, sc in SCENARIOS.items():
         assert sc.id == sid
@@ -490,7 +629,7 @@ def test_registry_shape():
             assert p.parse(str(p.default)) == p.default
             if p.type == "choice":
                 assert p.default in p.choices
-    assert (registry.TCL_DIR / "common.tcl").is_file()
+    assert (scenarios_mod.TCL_DIR / "common.tcl").is_file()
 
 
 def test_experiments_resolve():
@@ -503,5 +642,209 @@ def test_experiments_resolve():
     assert covered == set(SCENARIOS)
     exp1 = EXPERIMENTS["cbr-exp1"]
     rates = exp1.grid["cbr_rate_mbps"]
-    assert rates[0] == 1.0 and rates[-1] == 10.0 and len(rates) == 91 and 7.5 in rates
+    # the loss region (from ~8.3 Mb/s) in paper 004's 0.1 Mb/s steps, written exactly
+    fine = [round(7.5 + 0.1 * i, 1) for i in range(26)]
+    assert rates[0] == 1.0 and rates[-1] == 10.0 and rates[-26:] == fine
     assert set(exp1.grid["variant"]) == {"Tahoe", "Reno", "Newreno", "Vegas"}
+    for name in ("cbr-exp2",):
+        assert EXPERIMENTS[name].grid["cbr_rate_mbps"][-26:] == fine
+    # mixed pairs in both orders
+    pairs = set(EXPERIMENTS["cbr-exp2"].grid["pair"])
+    for pair in pairs:
+        a, b = pair.split("-")
+        assert f"{b}-{a}" in pairs, pair
+    # real replications: five seeds at least, ten where the start order decides
+    assert all(len(e.seeds) >= 5 for e in EXPERIMENTS.values())
+    assert len(EXPERIMENTS["newreno-reno"].seeds) >= 10
+
+
+# ---------------------------------------------------------------- declaration files vs Tcl
+
+DECLARATIONS = sorted(scenarios_mod.TCL_DIR.glob("*.toml"))
+PRINT_SPEC = Path(__file__).parent / "tcl" / "print_spec.tcl"
+
+
+def tcl_spec(script: Path) -> list[tuple[str, str, str, list[str]]]:
+    """The tk_parse_args spec of a scenario script, as ns-2's own Tcl evaluates it
+    (cbr-fairness builds its choices with a loop): (name, type, default, choices)."""
+    proc = subprocess.run([NS, str(PRINT_SPEC), str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = []
+    for line in proc.stdout.splitlines():
+        name, kind, default, choices = line.split("\t")
+        rows.append((name, kind, default, choices.split(",") if choices else []))
+    return rows
+
+
+def test_declaration_files_are_the_scenarios():
+    assert [p.stem for p in DECLARATIONS] == sorted(SCENARIOS)
+    for path in DECLARATIONS:
+        sc, exps, _ = load_scenario_file(path)
+        assert sc == SCENARIOS[path.stem]
+        assert sc.script_path.is_file() and sc.script_path.parent == path.parent
+        assert all(EXPERIMENTS[e.name] == e for e in exps)
+
+
+@needs_ns
+@pytest.mark.parametrize("path", DECLARATIONS, ids=lambda p: p.stem)
+def test_declaration_params_equal_tcl_spec(path):
+    """Names, order, types, defaults and choices of the declared parameters are those of
+    the script's tk_parse_args spec."""
+    sc, _, _ = load_scenario_file(path)
+    spec = tcl_spec(sc.script_path)
+    assert [r[0] for r in spec] == [p.name for p in sc.params]
+    for (name, kind, default, choices), p in zip(spec, sc.params):
+        assert kind == p.type, name
+        want = {"int": int, "float": float}.get(kind, str)(default)
+        assert want == p.default and type(want) is type(p.default), (name, default, p.default)
+        assert choices == list(p.choices or []), name
+
+
+def _copy_scenario(tmp_path: Path, sid: str, edit) -> Path:
+    """A copy of a declaration file (with its script) whose text went through ``edit``."""
+    src = scenarios_mod.TCL_DIR / f"{sid}.toml"
+    shutil.copy(scenarios_mod.TCL_DIR / SCENARIOS[sid].script, tmp_path)
+    dst = tmp_path / src.name
+    dst.write_text(edit(src.read_text()))
+    return dst
+
+
+@pytest.mark.parametrize(
+    "sid, edit, fragments",
+    [
+        ("cbr-variants", lambda t: t.replace("script =", "colour = \"red\"\nscript =", 1), ["unknown key 'colour'"]),
+        ("cbr-variants", lambda t: t.replace('name = "window"', 'name = "window"\ndefualt = 3', 1),
+         ["parameter window", "unknown key 'defualt'"]),
+        ("cbr-variants", lambda t: t.replace('name = "cbr-exp1"', 'name = "cbr-exp1"\nruns = 4', 1),
+         ["experiment cbr-exp1", "unknown key 'runs'"]),
+        ("cbr-variants", lambda t: t.replace("step = 0.1", "step = 0.1, end = 3", 1), ["unknown key 'end'"]),
+        ("newreno-vs-reno", lambda t: t.replace('param = "config"', 'param = "config"\nlabel = "Queue"', 1),
+         ["series", "unknown key 'label'"]),
+        ("queue-influence", lambda t: t.replace("message =", "why = 1\nmessage =", 1), ["unknown key 'why'"]),
+        ("cbr-variants", lambda t: t.replace('id = "cbr-variants"', 'id = "cbr-other"'), ["differs from the file name"]),
+        ("cbr-variants", lambda t: t.replace("default = 9.0", 'default = "fast"', 1), ["cbr_rate_mbps", "default"]),
+        ("cbr-variants", lambda t: t.replace('default = "Reno"', 'default = "Cubic"', 1), ["variant", "one of"]),
+        ("cbr-variants", lambda t: t.replace('type = "int"', 'type = "integer"', 1), ["type must be one of"]),
+        ("cbr-variants", lambda t: t.replace("cbr_start = 3.0", "cbr_begin = 3.0", 1),
+         ["cbr-exp1-late", "'cbr_begin' is not a parameter"]),
+        ("queue-influence", lambda t: t.replace('"cbr_stop >= cbr_start"', '"cbr_stop >= cbr_begin"'),
+         ["'cbr_begin' is not a numeric parameter"]),
+        ("queue-influence", lambda t: t.replace('"cbr_stop >= cbr_start"', '"__import__(\'os\') >= 1"'),
+         ["check", "cannot read"]),
+        ("queue-influence", lambda t: t.replace('"cbr_stop >= cbr_start"', '"cbr_stop * 2 >= cbr_start"'),
+         ["check", "cannot read '* 2"]),
+        ("queue-influence", lambda t: t.replace('"cbr_stop >= cbr_start"', '"cbr_stop + cbr_start"'),
+         ["expected a comparison"]),
+        ("reno-vs-vegas", lambda t: t.replace('"n_reno + n_vegas >= 1"', '"queue >= 1"'),
+         ["'queue' is not a numeric parameter"]),
+        ("manet", lambda t: t + "\n[[params]]\nname = \"seed\"\ntype = \"int\"\ndefault = 1\n", ["'seed'", "reserved"]),
+        ("manet", lambda t: t.replace("title =", "title = 3\nxtitle =", 1), ["unknown key 'xtitle'"]),
+        ("manet", lambda t: t.replace("seeds = [1, 2, 3, 4, 5]", "seeds = [0, 1]"), ["manet-routing", "seeds"]),
+        ("queue-influence", lambda t: t.replace("message =", 'when = { queue = "red" }\nmessage =', 1),
+         ["when", "'red' is not a value of queue"]),
+        ("queue-influence", lambda t: t.replace("message =", 'when = { queue_kind = "RED" }\nmessage =', 1),
+         ["when", "'queue_kind' is not a parameter"]),
+        ("manet", lambda t: t.replace("[[params]]", "[[params]\n", 1), []),  # TOML syntax error
+    ],
+)
+def test_bad_declaration_refused_with_file_name(tmp_path, sid, edit, fragments):
+    path = _copy_scenario(tmp_path, sid, edit)
+    with pytest.raises(ScenarioFileError) as exc:
+        load_scenario_file(path)
+    msg = str(exc.value)
+    assert msg.startswith(f"{sid}.toml: ") and "\n" not in msg, msg
+    for frag in fragments:
+        assert frag in msg, (frag, msg)
+    with pytest.raises(ScenarioFileError, match=f"^{sid}.toml: "):
+        load_scenarios(tmp_path)
+
+
+def test_duplicate_experiment_name_refused(tmp_path):
+    _copy_scenario(tmp_path, "cbr-variants", lambda t: t)
+    _copy_scenario(tmp_path, "cbr-fairness", lambda t: t.replace('name = "cbr-exp2"', 'name = "cbr-exp1"'))
+    with pytest.raises(ScenarioFileError, match="experiment 'cbr-exp1' is also declared by cbr-variants.toml"):
+        load_scenarios(tmp_path)
+
+
+def test_range_grid_is_the_listed_values(tmp_path):
+    """A {start, stop, step} grid (stop included) reads as the values written out, also as
+    items of a list; seeds may be a range too."""
+    rates = "cbr_rate_mbps = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, { start = 7.5, stop = 10.0, step = 0.1 }]"
+    path = _copy_scenario(tmp_path, "cbr-variants", lambda t: t.replace(
+        rates, "cbr_rate_mbps = { start = 2.5, stop = 3.0, step = 0.25 }", 1).replace(
+        rates, "cbr_rate_mbps = [1.0, { start = 7.5, stop = 8.0, step = 0.1 }, 9.5]", 1).replace(
+        "seeds = [1, 2, 3, 4, 5]", "seeds = { start = 1, stop = 7, step = 3 }", 1))
+    _, exps, _ = load_scenario_file(path)
+    assert [e.grid["cbr_rate_mbps"] for e in exps[:2]] == [[2.5, 2.75, 3.0], [1.0, 7.5, 7.6, 7.7, 7.8, 7.9, 8.0, 9.5]]
+    assert [e.seeds for e in exps[:2]] == [[1, 4, 7], [1, 2, 3, 4, 5]]
+
+
+def test_check_in_data_refuses_a_bad_combination(tmp_path, monkeypatch):
+    """A check written in a declaration file (a new one, on two parameters with a sum and a
+    negative number) refuses exactly the combinations where it is false, with a one-line
+    message naming the values."""
+    check = ('\n[[checks]]\nexpr = "cbr_start - -1 + window <= (duration - 0.5) + 10"\n'
+             'message = "cbr_start ({cbr_start}) + window ({window}) + 1 must be <= duration + 9.5"\n')
+    path = _copy_scenario(tmp_path, "cbr-variants", lambda t: t.replace("\n[[experiments]]", check + "\n[[experiments]]", 1))
+    sc, _, _ = load_scenario_file(path)
+    c = sc.checks[-1]  # the new one, after the file's own
+    for late, window, duration in [(3.0, 20, 10.0), (3.0, 15, 10.0), (3.0, 16, 10.0), (0.0, 1, 0.5), (8.5, 1, 1.0)]:
+        params = {**sc.defaults(), "cbr_start": late, "window": window, "duration": duration}
+        assert c.holds(params) == (late + 1 + window <= duration + 9.5), (late, window, duration)
+    bad = {**sc.defaults(), "cbr_start": 3.0, "window": 16, "duration": 10.0}
+    assert c.error(bad) == "cbr_start (3.0) + window (16) + 1 must be <= duration + 9.5"
+    # resolve_params applies it
+    monkeypatch.setitem(scenarios_mod.SCENARIOS, "cbr-variants", sc)
+    assert resolve_params("cbr-variants", {"cbr_start": "3", "window": "15", "duration": "10"})["window"] == 15
+    with pytest.raises(ValueError) as exc:
+        resolve_params("cbr-variants", {"cbr_start": "3", "window": "16", "duration": "10"})
+    assert str(exc.value) == "cbr-variants: cbr_start (3.0) + window (16) + 1 must be <= duration + 9.5"
+
+
+@pytest.mark.parametrize("sid, overrides, message", [
+    ("queue-influence", {"cbr_start": "20", "cbr_stop": "10"},
+     "queue-influence: cbr_stop (10.0) must be >= cbr_start (20.0)"),
+    ("reno-vs-vegas", {"n_reno": "0", "n_vegas": "0"},
+     "reno-vs-vegas: need at least one flow (n_reno + n_vegas >= 1)"),
+    ("manet", {"cbr_flows": "0", "tcp_flows": "0"},
+     "manet: need at least one flow (cbr_flows + tcp_flows >= 1)"),
+])
+def test_bundled_checks(sid, overrides, message):
+    with pytest.raises(ValueError) as exc:
+        resolve_params(sid, overrides)
+    assert str(exc.value) == message
+    # the boundary is allowed
+    edge = {k: "10" if k == "cbr_start" else "1" if k in ("n_reno", "tcp_flows") else v for k, v in overrides.items()}
+    resolve_params(sid, edge)
+
+
+@pytest.mark.parametrize("sid, labels, want", [
+    ("newreno-vs-reno", {"config": "red"}, "RED"),
+    ("newreno-vs-reno", {"config": "droptail"}, "DropTail"),
+    ("newreno-vs-reno", {"config": "multi"}, "DropTail (2 bottlenecks)"),
+    ("newreno-vs-reno", {"config": "other"}, None),
+    ("newreno-vs-reno", {}, None),
+    ("queue-influence", {"queue": "RED"}, "RED"),
+    ("reno-vs-vegas", {"queue": "DropTail"}, "DropTail"),
+    ("manet", {"routing": "DSR"}, "DSR"),
+    ("cbr-variants", {"queue": "RED"}, None),
+    ("homogeneous-dumbbell", {}, None),
+    ("no-such-scenario", {"queue": "RED"}, None),
+    (None, {}, None),
+])
+def test_series_value(sid, labels, want):
+    assert series_value(sid, labels) == want
+
+
+def test_check_with_when_applies_only_to_those_runs(tmp_path, monkeypatch):
+    """A check with `when` (here: only with queue=RED) refuses a bad combination there and
+    lets it through with the other queue."""
+    path = _copy_scenario(tmp_path, "queue-influence", lambda t: t.replace(
+        "message =", 'when = { queue = "RED", red_links = 5 }\nmessage =', 1))
+    sc, _, _ = load_scenario_file(path)
+    monkeypatch.setitem(scenarios_mod.SCENARIOS, "queue-influence", sc)
+    bad = {"cbr_start": "20", "cbr_stop": "10"}
+    assert resolve_params("queue-influence", {**bad, "queue": "DropTail"})["cbr_stop"] == 10.0
+    assert resolve_params("queue-influence", {**bad, "queue": "RED", "red_links": "4"})["cbr_stop"] == 10.0
+    with pytest.raises(ValueError, match=r"^queue-influence: cbr_stop \(10.0\) must be >= cbr_start \(20.0\)$"):
+        resolve_params("queue-influence", {**bad, "queue": "RED", "red_links": "5"})

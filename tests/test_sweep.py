@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tracekit.errors import TracekitError
-from tracekit.sweep import done_sim_ids, parse_grid, parse_seeds, plan_sweep
+from tracekit.experiments.sweep import done_sim_ids, make_spec, parse_grid, parse_seeds, plan_experiment, plan_sweep
 
 NS = shutil.which("ns")
 needs_ns = pytest.mark.skipif(NS is None, reason="ns-2 (/usr/bin/ns) is not installed")
@@ -69,6 +69,42 @@ def test_plan_is_the_cross_product_and_validates():
         plan_sweep("cbr-variants", [parse_grid("nope=1")], [1], {})
     with pytest.raises(TracekitError, match="given twice"):
         plan_sweep("cbr-variants", [parse_grid("variant=Reno")], [1], {"variant": "Vegas"})
+
+
+def old_sim_id(scenario: str, formatted: dict[str, str], seed: int) -> str:
+    """sim_id by its definition, written out: the first 16 hex digits of the sha256 of the
+    JSON (sorted keys) of scenario, parameters as on the ns command line, and seed."""
+    import hashlib
+    import json
+
+    text = json.dumps({"scenario": scenario, "params": formatted, "seed": seed}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def test_sim_id_is_the_documented_hash():
+    # every parameter given: the formatted values are written out by hand
+    spec = make_spec("newreno-vs-reno", {"duration": "20", "config": "RED", "flows_per_variant": "3",
+                                         "start_max": "2.5", "udp_rate_mbps": "1e-2", "udp_packet_size": "500",
+                                         "access_mbps": "10", "window": "8000", "extra_flows": "2",
+                                         "extra_variant": "reno", "extra_duration_s": "5", "drain_s": "1.5"}, 7)
+    assert spec.sim_id == old_sim_id("newreno-vs-reno", {
+        "duration": "20.0", "config": "red", "flows_per_variant": "3", "start_max": "2.5", "udp_rate_mbps": "0.01",
+        "udp_packet_size": "500", "access_mbps": "10.0", "window": "8000", "extra_flows": "2",
+        "extra_variant": "Reno", "extra_duration_s": "5.0", "drain_s": "1.5"}, 7)
+    # defaults filled in: floats as Python writes them (repr), the rest as text
+    for spec in [make_spec("cbr-variants", {"cbr_rate_mbps": "2.5", "variant": "vegas"}, 4),
+                 make_spec("manet", {"routing": "DSR"}, 1),
+                 *plan_experiment("cbr-exp3-red-links")[:3]]:
+        formatted = {k: repr(v) if isinstance(v, float) else str(v) for k, v in spec.params}
+        assert spec.sim_id == old_sim_id(spec.scenario, formatted, spec.seed)
+        assert spec.describe() == " ".join([spec.scenario, *(f"{k}={v}" for k, v in formatted.items()),
+                                            f"seed={spec.seed}"])
+    # a SimSpec carries the resolved (typed) parameters, in declaration order
+    from tracekit.experiments import SCENARIOS
+
+    params = dict(make_spec("cbr-variants", {"window": "30"}, 2).params)
+    assert params["window"] == 30 and type(params["window"]) is int and type(params["duration"]) is float
+    assert list(params) == [p.name for p in SCENARIOS["cbr-variants"].params]
 
 
 @pytest.mark.slow
@@ -152,10 +188,11 @@ def test_run_labels_the_run_and_keeps_the_trace(tmp_path):
 
     data = tmp_path / "store"
     tk("run", "cbr-variants", "--set", "variant=Vegas", "--set", "duration=1", "--seed", "4", data=data)
-    out = tk("sql", "SELECT trace_kind, scenario, seed, labels['variant'] AS v FROM runs ORDER BY trace_kind",
-             "--format", "csv", data=data).stdout.splitlines()
-    assert out == ["trace_kind,scenario,seed,v", "queue_monitor,cbr-variants,4,Vegas",
-                   "tcpvar,cbr-variants,4,Vegas", "wired,cbr-variants,4,Vegas"]
+    out = tk("sql", "SELECT trace_kind, scenario, seed, labels['variant'] AS v, labels['stop_s'] AS stop "
+             "FROM runs ORDER BY trace_kind", "--format", "csv", data=data).stdout.splitlines()
+    # stop_s: duration 1 s + the scenario's 1 s drain
+    assert out == ["trace_kind,scenario,seed,v,stop", "queue_monitor,cbr-variants,4,Vegas,2.0",
+                   "tcpvar,cbr-variants,4,Vegas,2.0", "wired,cbr-variants,4,Vegas,2.0"]
     # the kept trace is the packet trace itself: same line count as the run's events + header
     wired = [d for d in (data / "runs").iterdir() if (d / "events-00000.parquet").exists()]
     assert len(wired) == 1
@@ -193,8 +230,7 @@ def test_ns_missing_is_one_line(tmp_path):
 def test_ingesting_scenario_files_knows_the_simulation(tmp_path):
     """Traces made by a scenario and ingested later with plain `tracekit ingest` carry the
     same sim_id as `tracekit run` gives, so a sweep skips them and their runs pair up."""
-    from tracekit.scenarios.runner import run_scenario_traces
-    from tracekit.sweep import make_spec
+    from tracekit.experiments import run_scenario_traces
 
     spec = make_spec("cbr-fairness", {"pair": "Vegas-Vegas", "duration": "1"}, 3)
     run_scenario_traces("cbr-fairness", dict(spec.params), 3, tmp_path / "out")
@@ -208,8 +244,7 @@ def test_ingesting_scenario_files_knows_the_simulation(tmp_path):
 
 
 def test_experiment_seeds_can_be_overridden():
-    from tracekit.scenarios.registry import EXPERIMENTS
-    from tracekit.sweep import plan_experiment
+    from tracekit.experiments import EXPERIMENTS
 
     exp = EXPERIMENTS["reno-vegas"]          # queue DropTail/RED, its own seeds
     base = plan_experiment("reno-vegas")

@@ -390,7 +390,7 @@ def scenarios(fmt: str = FormatOpt) -> None:
 
     Example: tracekit scenarios --format json
     """
-    from .scenarios.registry import EXPERIMENTS, SCENARIOS
+    from .experiments import EXPERIMENTS, SCENARIOS
     from .output import print_rows
 
     _check_format(fmt)
@@ -446,7 +446,7 @@ def run(
 
     Example: tracekit run cbr-variants --set variant=Vegas --set cbr_rate_mbps=4 --seed 2
     """
-    from .sweep import make_spec, run_sims
+    from .experiments.sweep import make_spec, run_sims
 
     spec = make_spec(scenario, _pairs(set_, "--set"), seed)
     results = run_sims([spec], _data(data), jobs=1, keep_traces=keep_traces, resume=True, ns_binary=ns)
@@ -480,7 +480,7 @@ def sweep(
 
     Example: tracekit sweep cbr-variants --grid variant=Reno,Vegas --grid cbr_rate_mbps=1:10:1 --seeds 1-5 -j 2
     """
-    from .sweep import done_sim_ids, parse_grid, parse_seeds, plan_experiment, plan_sweep, run_sims
+    from .experiments.sweep import done_sim_ids, parse_grid, parse_seeds, plan_experiment, plan_sweep, run_sims
 
     if experiment:
         if scenario or grid or set_:

@@ -9,7 +9,6 @@ reaches the store. Callers get one IngestResult per file.
 from __future__ import annotations
 
 import glob as globmod
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -28,8 +27,8 @@ from .parsers import get_parser, lines_at
 from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from .sources import CHUNK_BYTES, TraceSource
 from .store import Store
+from .tracemeta import labels_from_meta, parse_meta
 
-META_PREFIX = "# tracekit-meta "
 RUN_ID_LEN = 16
 
 ProgressFn = Callable[[Path, int, int], None]   # (path, bytes done, bytes total) on disk
@@ -79,43 +78,6 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[tuple[Path, bool]]:
             for f in files:
                 add(f, False)
     return out
-
-
-def _parse_meta(comments: list[tuple[int, str]]) -> dict:
-    for _, text in comments:
-        if text.startswith(META_PREFIX):
-            try:
-                meta = json.loads(text[len(META_PREFIX):])
-                if isinstance(meta, dict):
-                    return meta
-            except ValueError:
-                pass
-    return {}
-
-
-def _labels_from_meta(meta: dict) -> tuple[dict[str, str], dict[int, str]]:
-    labels: dict[str, str] = {}
-    flows: dict[int, str] = {}
-    if "scenario" in meta:
-        labels["scenario"] = str(meta["scenario"])
-    if "seed" in meta:
-        labels["seed"] = str(meta["seed"])
-    for k, v in (meta.get("params") or {}).items():
-        if k not in ("out_dir",):
-            labels.setdefault(str(k), str(v))
-    if "scenario" in meta and "seed" in meta and isinstance(meta.get("params"), dict):
-        from .scenarios.registry import sim_id_of
-
-        try:
-            labels["sim_id"] = sim_id_of(str(meta["scenario"]), meta["params"], int(meta["seed"]))
-        except (TypeError, ValueError):
-            pass
-    for fid, name in (meta.get("flows") or {}).items():
-        try:
-            flows[int(fid)] = str(name)
-        except ValueError:
-            pass
-    return labels, flows
 
 
 def _polars_schema(schema: pa.Schema) -> pl.Schema:
@@ -332,7 +294,7 @@ def ingest_file(
         if result.n_events == 0:
             raise TracekitError(f"{path}: no complete {kind} trace lines")
         run_id = src.sha256[:RUN_ID_LEN]
-        meta_labels, meta_flows = _labels_from_meta(_parse_meta(comments))
+        meta_labels, meta_flows = labels_from_meta(parse_meta(comments))
         all_labels = {**meta_labels, **(labels or {})}
         all_flows = {**meta_flows, **(flow_labels or {})}
         seed = all_labels.get("seed")

@@ -37,7 +37,8 @@ tk_parse_args reno-vs-vegas {
     {red_maxthresh float 10.0}
     {vegas_alpha int 1}
     {vegas_beta int 3}
-    {start_jitter float 0.1}
+    {start_jitter float 1.0}
+    {drain_s float 3.0}
 }
 if {$P(n_reno) < 0 || $P(n_vegas) < 0 || $P(n_reno) + $P(n_vegas) < 1} {
     tk_die "n_reno and n_vegas must be >= 0 with at least one flow"
@@ -74,7 +75,7 @@ foreach {fid v} $flows {
     } else {
         set t0 0.0
     }
-    $ns at [expr {$t0 + [tk_jitter $P(start_jitter)]}] "$ftp start"
+    tk_source $ftp [expr {$t0 + [tk_jitter $P(start_jitter)]}]
 }
 tk_schedule_finish
 $ns run

@@ -1,6 +1,6 @@
 # common.tcl -- shared helpers for the tracekit scenario scripts (ns-2.35).
 #
-# Sourced by every tracekit/scenarios/tcl/<id>.tcl.  Provides:
+# Sourced by every tracekit/experiments/tcl/<id>.tcl.  Provides:
 #   tk_parse_args SCENARIO SPEC   key=value command-line parsing into the array P
 #   tk_flow FID NAME              declare a flow (goes into the metadata header)
 #   tk_open_traces ?KINDS?        open packets.tr/cwnd.tr/queue.tr (or the KINDS
@@ -9,12 +9,18 @@
 #   tk_tcp_flow / tk_cbr_flow     build sources, sinks and their applications
 #   tk_monitor_queue A B          per-event "q -t" lines of link A->B into queue.tr
 #   tk_jitter                     a random start offset drawn from the seeded RNG
+#   tk_source APP START ?STOP?    start APP at START, stop it at min(STOP, duration)
+#   tk_schedule_finish            end the run at duration + drain_s
 #   tk_finish                     flush and close everything, exit 0
 #
 # SPEC is a list of {name type default ?choices?} with type int|float|choice|str.
 # out_dir (str, default ".") and seed (int >= 1, default 1) are always accepted;
-# every script also declares duration.  The Python registry is the source of
-# truth for validation; the checks here only protect direct command-line use.
+# every script also declares duration (how long the sources run) and drain_s
+# (how long the simulation goes on after they stop, so that every packet still
+# in the network is delivered or dropped before the traces end: the run stops at
+# stop_s = duration + drain_s, written into the meta header).  The scenario's
+# declaration file (<id>.toml) is the source of truth for validation; the checks
+# here only protect direct command-line use.
 
 proc tk_die {msg} {
     puts stderr "tracekit scenario error: $msg"
@@ -61,6 +67,7 @@ proc tk_parse_args {scenario spec} {
     }
     if {$P(seed) < 1} { tk_die "seed must be >= 1 (ns-2 seed 0 means a time-of-day seed), got $P(seed)" }
     if {[info exists P(duration)] && $P(duration) <= 0} { tk_die "duration must be > 0, got $P(duration)" }
+    if {[info exists P(drain_s)] && $P(drain_s) < 0} { tk_die "drain_s must be >= 0, got $P(drain_s)" }
     if {![file isdirectory $P(out_dir)]} {
         if {[catch {file mkdir $P(out_dir)} err]} { tk_die "cannot create out_dir $P(out_dir): $err" }
     }
@@ -87,7 +94,15 @@ proc tk_meta {kind} {
     }
     set fl {}
     foreach {fid name} $tk(flows) { lappend fl "[tk_json_str $fid]: [tk_json_str $name]" }
-    return "# tracekit-meta \{\"scenario\": [tk_json_str $tk(scenario)], \"seed\": $P(seed), \"params\": \{[join $ps {, }]\}, \"flows\": \{[join $fl {, }]\}, \"file\": [tk_json_str $kind]\}"
+    return "# tracekit-meta \{\"scenario\": [tk_json_str $tk(scenario)], \"seed\": $P(seed), \"stop_s\": [tk_stop_time], \"params\": \{[join $ps {, }]\}, \"flows\": \{[join $fl {, }]\}, \"file\": [tk_json_str $kind]\}"
+}
+
+# The simulation's stop time: the sources run until duration, then drain_s more
+# seconds let the packets still in the network arrive or be dropped.
+proc tk_stop_time {} {
+    global P
+    set drain [expr {[info exists P(drain_s)] ? $P(drain_s) : 0.0}]
+    return [expr {double($P(duration)) + $drain}]
 }
 
 # Must be called after the flows are declared and BEFORE any link or node is
@@ -156,6 +171,8 @@ proc tk_tcp_flow {src dst variant fid {packet_size 0} {window 0} {maxcwnd 0}} {
 
 # UDP + CBR.  rate in Mb/s, packet size in bytes (the UDP agent's packetSize_
 # is raised to match so the CBR packets are never fragmented).
+# random=1 sets ns-2's CBR random_: every inter-packet interval is drawn from
+# Uniform[0.5, 1.5) x the nominal interval (same mean rate) from the seeded RNG.
 proc tk_cbr_flow {src dst fid rate_mbps packet_size {random 0}} {
     global ns
     # a zero rate makes ns-2 die with a floating point exception
@@ -220,7 +237,21 @@ proc tk_finish {} {
     exit 0
 }
 
-proc tk_schedule_finish {} {
+# Start APP at START and stop it at min(STOP, duration) (STOP < 0: at duration).
+# A source whose start is not before that stop time is never started.  An FTP
+# stop makes its TCP agent send no new data (retransmissions of outstanding data
+# still happen: the drain time lets them finish).
+proc tk_source {app start {stop -1}} {
     global ns P
-    $ns at $P(duration) "tk_finish"
+    set end $P(duration)
+    if {$stop >= 0 && $stop < $end} { set end $stop }
+    if {$start >= $end} { return 0 }
+    $ns at $start "$app start"
+    $ns at $end "$app stop"
+    return 1
+}
+
+proc tk_schedule_finish {} {
+    global ns
+    $ns at [tk_stop_time] "tk_finish"
 }

@@ -1,4 +1,4 @@
-"""Run a bundled ns-2 scenario and return the trace files it wrote."""
+"""Run a bundled ns-2 scenario with resolved parameters and return the trace files it wrote."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from .registry import format_value, get_scenario, resolve_params
+from ..tracemeta import META_PREFIX, format_value
+from .scenarios import get_scenario
 
 # every trace file a scenario may write; Scenario.trace_files are the ones it must
 # write (the wireless manet writes no queue.tr, and cwnd.tr only with TCP flows)
 TRACE_FILES = ("packets.tr", "cwnd.tr", "queue.tr")
-META_PREFIX = "# tracekit-meta "
 
 # What ns/Tcl print when a script fails.  ns-2 sometimes prints these on stdout
 # and still exits 0, so the output is always scanned.
@@ -68,24 +68,31 @@ def ns_command(scenario_id: str, params: dict[str, Any], seed: int, out_dir: Pat
 
 def run_scenario_traces(
     scenario_id: str,
-    params: dict[str, Any] | None,
+    params: dict[str, Any],
     seed: int,
     out_dir: Path,
     ns_binary: str = "ns",
     timeout_s: float | None = None,
 ) -> list[Path]:
-    """Run ``scenario_id`` under ns-2 with ``params`` (overrides; strings or typed
-    values, validated with resolve_params) and ``seed`` (>= 1), writing
+    """Run ``scenario_id`` under ns-2 with ``params`` (resolved: what
+    ``resolve_params(scenario_id, overrides)`` returns) and ``seed`` (>= 1), writing
     packets.tr, cwnd.tr and queue.tr into ``out_dir`` (created if needed); a
     scenario may leave out those not in its ``Scenario.trace_files``.
 
     Returns the paths of the trace files written, in TRACE_FILES order.  Raises
-    ValueError for bad parameters, NsNotFoundError if ns is missing,
-    ScenarioRunError (with the last ~20 lines of ns output in the message) if the
-    simulation fails or times out.
+    ValueError for an unknown scenario, params that are not resolved or a bad seed,
+    NsNotFoundError if ns is missing, ScenarioRunError (with the last ~20 lines of ns
+    output in the message) if the simulation fails or times out.
     """
-    resolved = resolve_params(scenario_id, {k: format_value(v) if not isinstance(v, str) else v
-                                            for k, v in (params or {}).items()})
+    sc = get_scenario(scenario_id)
+    names = [p.name for p in sc.params]
+    if list(params or {}) != names:
+        missing = [n for n in names if n not in (params or {})]
+        unknown = [repr(k) for k in (params or {}) if k not in names]
+        what = "; ".join(filter(None, [missing and "missing " + ", ".join(missing),
+                                       unknown and "unknown parameter " + ", ".join(unknown)]))
+        raise ValueError(f"{scenario_id}: parameters are not resolved ({what or 'not in declaration order'}); "
+                         "resolve them with resolve_params first")
     try:
         seed = int(seed)
     except (TypeError, ValueError):
@@ -98,7 +105,7 @@ def run_scenario_traces(
     for name in TRACE_FILES:  # never mistake a previous run's files for this one's
         (out_dir / name).unlink(missing_ok=True)
 
-    cmd = ns_command(scenario_id, resolved, seed, out_dir, ns_path)
+    cmd = ns_command(scenario_id, params, seed, out_dir, ns_path)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                               timeout=timeout_s, cwd=out_dir, stdin=subprocess.DEVNULL)
@@ -126,7 +133,7 @@ def run_scenario_traces(
             f"ns-2 reported an error running scenario {scenario_id} (exit status 0); last output:\n{tail}",
             returncode=proc.returncode, output_tail=tail,
         )
-    required = get_scenario(scenario_id).trace_files
+    required = sc.trace_files
     paths = [out_dir / name for name in TRACE_FILES if name in required or (out_dir / name).exists()]
     problems = []
     for p in paths:

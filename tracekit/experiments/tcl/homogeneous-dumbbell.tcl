@@ -7,7 +7,11 @@
 #
 # Sender LAN links S*-R1 and receiver LAN links R2-D* are Ethernet (10Mb/10ms)
 # or Fast Ethernet (100Mb/1ms) (paper Tables 3.1/3.2).  Two FTP/TCP flows of
-# the same variant: S1->D1 (fid 1) and S2->D2 (fid 2).
+# the same variant: S1->D1 (fid 1) and S2->D2 (fid 2), each starting at a random
+# time in [0, start_jitter) and stopping at duration; the run ends drain_s later.
+# window_ 100 (our choice; the paper gives none): two such windows exceed the
+# path's ~35-packet bandwidth-delay product plus the 50-packet buffer, so the
+# flows keep filling the buffer, losing packets and recovering.
 # Usage: ns homogeneous-dumbbell.tcl out_dir=DIR duration=S seed=N variant=Reno ...
 source [file join [file dirname [info script]] common.tcl]
 
@@ -20,8 +24,9 @@ tk_parse_args homogeneous-dumbbell {
     {bottleneck_delay_ms float 50.0}
     {queue_limit int 50}
     {packet_size int 1000}
-    {window int 20}
-    {start_jitter float 0.1}
+    {window int 100}
+    {start_jitter float 1.0}
+    {drain_s float 1.0}
 }
 
 set ns [new Simulator]
@@ -47,7 +52,7 @@ tk_monitor_queue $n(2) $n(3)
 
 foreach {fid s d} {1 0 4 2 1 5} {
     set ftp [tk_tcp_flow $n($s) $n($d) $P(variant) $fid $P(packet_size) $P(window)]
-    $ns at [tk_jitter $P(start_jitter)] "$ftp start"
+    tk_source $ftp [tk_jitter $P(start_jitter)]
 }
 tk_schedule_finish
 $ns run

@@ -20,6 +20,11 @@
 # window=0 means the paper's window in bytes / packet size (16, 4, 14 packets);
 # window=N sets window_ N (ns-2 tutorials with this setup write "window_ 8000",
 # which ns counts in packets).
+# extra_flows more TCP sources (variant extra_variant, fids after the Reno
+# flows) start at random times in [0, start_max) like the others and send for
+# extra_duration_s seconds: the paper has "two long-duration flows" but "three TCP
+# sources", so the third is a shorter one (its variant and length are our choice).
+# All sources stop at duration; the run ends drain_s later.
 # Access links (10Mb, 1ms) are our choice: the paper only says delays vary 1-20 ms.
 # All flows cross every bottleneck.
 source [file join [file dirname [info script]] common.tcl]
@@ -33,6 +38,10 @@ tk_parse_args newreno-vs-reno {
     {udp_packet_size int 1000}
     {access_mbps float 10.0}
     {window int 0}
+    {extra_flows int 1}
+    {extra_variant choice Tahoe {Tahoe Reno Newreno Vegas Sack1}}
+    {extra_duration_s float 10.0}
+    {drain_s float 2.0}
 }
 switch -- $P(config) {
     droptail { set nb 1; set bbw 0.7Mb; set bdl 8ms;  set q DropTail; set lim 20; set psz 500; set win 16; set k 1 }
@@ -42,12 +51,15 @@ switch -- $P(config) {
 if {$P(flows_per_variant) > 0} { set k $P(flows_per_variant) }
 if {$P(window) > 0} { set win $P(window) }
 if {$P(flows_per_variant) < 0} { tk_die "flows_per_variant must be >= 0" }
+if {$P(extra_flows) < 0} { tk_die "extra_flows must be >= 0" }
 
 set ns [new Simulator]
 set flows {}
 for {set i 1} {$i <= $k} {incr i} { lappend flows $i Newreno }
 for {set i 1} {$i <= $k} {incr i} { lappend flows [expr {$k + $i}] Reno }
-set udpfid [expr {2 * $k + 1}]
+set nextra $P(extra_flows)
+for {set i 1} {$i <= $nextra} {incr i} { lappend flows [expr {2 * $k + $i}] $P(extra_variant) }
+set udpfid [expr {2 * $k + $nextra + 1}]
 foreach {fid v} $flows { tk_flow $fid $v }
 tk_flow $udpfid CBR
 tk_open_traces
@@ -68,13 +80,18 @@ foreach {fid v} $flows {
     $ns duplex-link $s $r(0) $abw 1ms DropTail
     $ns duplex-link $r($nb) $d $abw 1ms DropTail
     set ftp [tk_tcp_flow $s $d $v $fid $psz $win]
-    $ns at [tk_jitter $P(start_max)] "$ftp start"
+    set t0 [tk_jitter $P(start_max)]
+    if {$fid > 2 * $k} {
+        tk_source $ftp $t0 [expr {$t0 + $P(extra_duration_s)}]
+    } else {
+        tk_source $ftp $t0
+    }
 }
 set us [$ns node]
 set ud [$ns node]
 $ns duplex-link $us $r(0) $abw 7ms DropTail
 $ns duplex-link $r($nb) $ud $abw 1ms DropTail
 set cbr [tk_cbr_flow $us $ud $udpfid $P(udp_rate_mbps) $P(udp_packet_size)]
-$ns at 0.0 "$cbr start"
+tk_source $cbr 0.0
 tk_schedule_finish
 $ns run

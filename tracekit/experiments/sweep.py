@@ -14,12 +14,14 @@ import shutil
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
-from tracekit.parsers import PACKET_KINDS_SQL
-
-from .errors import TracekitError
-from .store import Store
+from ..parsers import PACKET_KINDS_SQL
+from ..errors import TracekitError
+from ..store import Store
+from ..tracemeta import format_value, sim_id_of
+from .runner import NsNotFoundError, ScenarioRunError, find_ns, run_scenario_traces
+from .scenarios import EXPERIMENTS, experiment_runs, resolve_params
 
 # ingest order: the packet trace last (see module docstring)
 _INGEST_ORDER = ("cwnd.tr", "queue.tr", "packets.tr")
@@ -28,15 +30,15 @@ _INGEST_ORDER = ("cwnd.tr", "queue.tr", "packets.tr")
 @dataclass(frozen=True)
 class SimSpec:
     scenario: str
-    params: tuple[tuple[str, str], ...]    # resolved, formatted as on the ns command line
+    params: tuple[tuple[str, Any], ...]    # resolved (resolve_params), in declaration order
     seed: int
 
     @property
     def sim_id(self) -> str:
-        return _registry().sim_id_of(self.scenario, dict(self.params), self.seed)
+        return sim_id_of(self.scenario, dict(self.params), self.seed)
 
     def describe(self) -> str:
-        return " ".join([self.scenario] + [f"{k}={v}" for k, v in self.params] + [f"seed={self.seed}"])
+        return " ".join([self.scenario] + [f"{k}={format_value(v)}" for k, v in self.params] + [f"seed={self.seed}"])
 
 
 @dataclass
@@ -49,21 +51,15 @@ class SimResult:
     error: str = ""
 
 
-def _registry():
-    from .scenarios import registry
-
-    return registry
-
-
 def make_spec(scenario: str, overrides: dict[str, str], seed: int) -> SimSpec:
-    reg = _registry()
+    """One simulation: ``overrides`` resolved against the scenario (the only resolution)."""
     try:
-        resolved = reg.resolve_params(scenario, overrides)
+        resolved = resolve_params(scenario, overrides)
     except ValueError as e:
         raise TracekitError(str(e)) from None
     if seed < 1:
         raise TracekitError(f"--seed must be an integer >= 1 (ns-2 seed 0 means a time-of-day seed), got {seed}")
-    return SimSpec(scenario, tuple((k, reg.format_value(v)) for k, v in resolved.items()), int(seed))
+    return SimSpec(scenario, tuple(resolved.items()), int(seed))
 
 
 def parse_grid(spec: str) -> tuple[str, list[str]]:
@@ -130,13 +126,11 @@ def plan_sweep(scenario: str, grids: list[tuple[str, list[str]]], seeds: list[in
 
 def plan_experiment(name: str, seeds: list[int] | None = None) -> list[SimSpec]:
     """A named paper experiment's simulations; `seeds` replaces the experiment's own."""
-    reg = _registry()
-    if name not in reg.EXPERIMENTS:
-        raise TracekitError(f"unknown experiment {name!r}; available: {', '.join(reg.EXPERIMENTS)}")
-    exp = reg.EXPERIMENTS[name]
-    configs = list(dict.fromkeys(tuple(params.items()) for params, _ in reg.experiment_runs(name)))
-    return [SimSpec(exp.scenario, tuple((k, reg.format_value(v)) for k, v in params), seed)
-            for params in configs for seed in (seeds or exp.seeds)]
+    if name not in EXPERIMENTS:
+        raise TracekitError(f"unknown experiment {name!r}; available: {', '.join(EXPERIMENTS)}")
+    exp = EXPERIMENTS[name]
+    configs = list(dict.fromkeys(tuple(params.items()) for params, _ in experiment_runs(name)))
+    return [SimSpec(exp.scenario, params, seed) for params in configs for seed in (seeds or exp.seeds)]
 
 
 def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
@@ -157,8 +151,7 @@ def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
 def run_one(spec: SimSpec, data_dir: str | os.PathLike, keep_traces: bool = True, ns_binary: str = "ns",
             timeout_s: float | None = None) -> SimResult:
     """Run one simulation with ns-2 and ingest every trace it wrote."""
-    from .ingest import ingest_file
-    from .scenarios.runner import NsNotFoundError, ScenarioRunError, run_scenario_traces
+    from ..ingest import ingest_file
 
     t0 = time.perf_counter()
     store = Store(data_dir, create=True)
@@ -197,8 +190,6 @@ def run_sims(
 ) -> list[SimResult]:
     """Run every spec not already in the store, `jobs` at a time (default: all cores).
     A failed simulation is reported in its result and does not stop the others."""
-    from .scenarios.runner import find_ns, NsNotFoundError
-
     try:
         find_ns(ns_binary)
     except NsNotFoundError as e:

@@ -11,6 +11,10 @@
 # varies this count 0..5 with a 9 Mb/s CBR starting at 3 s); the rest stay
 # DropTail.  RED runs in packet mode with explicit thresholds (red_thresh,
 # red_maxthresh packets, q_weight_ 0.002, max_p 0.1, gentle): the papers give none.
+# RED's early drops draw from ns-2's default RNG, which tk_open_traces seeds with
+# the seed, so replications differ in which packets RED drops.  The CBR uses
+# ns-2's random_ intervals when cbr_random=1.  The TCP source stops at duration
+# (paper 004: "TCP flow at 30 seconds"); the run ends drain_s later.
 source [file join [file dirname [info script]] common.tcl]
 
 tk_parse_args queue-influence {
@@ -23,6 +27,7 @@ tk_parse_args queue-influence {
     {cbr_rate_mbps float 1.0}
     {cbr_start float 11.0}
     {cbr_stop float 25.0}
+    {cbr_random int 1}
     {cbr_packet_size int 1000}
     {packet_size int 1000}
     {window int 120}
@@ -30,7 +35,8 @@ tk_parse_args queue-influence {
     {bandwidth_mbps float 10.0}
     {delay_ms float 10.0}
     {queue_limit int 50}
-    {start_jitter float 0.1}
+    {start_jitter float 0.5}
+    {drain_s float 1.0}
 }
 if {$P(red_links) < 0 || $P(red_links) > 5} { tk_die "red_links must be in 0..5" }
 
@@ -49,11 +55,8 @@ tk_monitor_queue $N(1) $N(2)
 tk_monitor_queue $N(2) $N(3)
 
 set ftp [tk_tcp_flow $N(1) $N(4) $P(variant) 1 $P(packet_size) $P(window) $P(maxcwnd)]
-set cbr [tk_cbr_flow $N(5) $N(6) 2 $P(cbr_rate_mbps) $P(cbr_packet_size)]
-$ns at [tk_jitter $P(start_jitter)] "$ftp start"
-if {$P(cbr_start) < $P(duration)} {
-    $ns at [expr {$P(cbr_start) + [tk_jitter $P(start_jitter)]}] "$cbr start"
-    if {$P(cbr_stop) < $P(duration)} { $ns at $P(cbr_stop) "$cbr stop" }
-}
+set cbr [tk_cbr_flow $N(5) $N(6) 2 $P(cbr_rate_mbps) $P(cbr_packet_size) $P(cbr_random)]
+tk_source $ftp [tk_jitter $P(start_jitter)]
+tk_source $cbr [expr {$P(cbr_start) + [tk_jitter $P(start_jitter)]}] $P(cbr_stop)
 tk_schedule_finish
 $ns run

@@ -9,7 +9,10 @@
 # shows a bare "d" on link 1->2 and no "+"), packet size and window size.
 # The paper also mentions "a direct link between node 1 and node 3"; such a
 # link would carry all the traffic (one hop), contradicting "through node 2",
-# so it is not built.
+# so it is not built.  Buffer 10 packets (our choice; the paper gives none): with
+# ns's default 50 a 20-packet window never overflows it and no packet is lost.
+# The flow starts at a random time in [0, start_jitter), stops at duration; the
+# run ends drain_s later.
 source [file join [file dirname [info script]] common.tcl]
 
 tk_parse_args varying-parameters {
@@ -20,8 +23,9 @@ tk_parse_args varying-parameters {
     {window int 20}
     {bandwidth_mbps float 1.0}
     {delay_ms float 10.0}
-    {queue_limit int 50}
-    {start_jitter float 0.1}
+    {queue_limit int 10}
+    {start_jitter float 1.0}
+    {drain_s float 1.0}
 }
 if {$P(error_rate) < 0 || $P(error_rate) >= 1} { tk_die "error_rate must be in [0, 1)" }
 
@@ -50,6 +54,6 @@ if {$P(error_rate) > 0} {
 }
 
 set ftp [tk_tcp_flow $n(0) $n(2) $P(variant) 1 $P(packet_size) $P(window)]
-$ns at [tk_jitter $P(start_jitter)] "$ftp start"
+tk_source $ftp [tk_jitter $P(start_jitter)]
 tk_schedule_finish
 $ns run

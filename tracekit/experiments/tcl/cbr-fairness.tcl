@@ -5,8 +5,11 @@
 #         N2 ---------- N3              TCP2 N5 -> N6  (fid 2, second variant of pair)
 #   N5 --/                \-- N6        CBR  N2 -> N3  (fid 3)
 #
-# All links 10Mb/10ms DropTail; TCP window_ 20, maxcwnd_ 0 (paper 004); all
-# three sources start together (plus the seeded start jitter) and run to the end.
+# All links 10Mb/10ms DropTail; TCP window_ 20, maxcwnd_ 0 (paper 004).  Each
+# TCP source starts at its own random time in [0, start_jitter) and runs until
+# duration; the CBR is on from cbr_start (+ a random offset in [0, start_jitter))
+# to min(cbr_stop, duration), with ns-2's random_ intervals when cbr_random=1.
+# The run ends drain_s after duration.
 source [file join [file dirname [info script]] common.tcl]
 
 set variants {Tahoe Reno Newreno Vegas Sack1}
@@ -17,6 +20,9 @@ tk_parse_args cbr-fairness [list \
     {duration float 10.0} \
     [list pair choice Reno-Reno $pairs] \
     {cbr_rate_mbps float 8.0} \
+    {cbr_start float 0.0} \
+    {cbr_stop float 100000.0} \
+    {cbr_random int 1} \
     {cbr_packet_size int 1000} \
     {packet_size int 1000} \
     {window int 20} \
@@ -24,7 +30,8 @@ tk_parse_args cbr-fairness [list \
     {bandwidth_mbps float 10.0} \
     {delay_ms float 10.0} \
     {queue_limit int 50} \
-    {start_jitter float 0.1} \
+    {start_jitter float 0.5} \
+    {drain_s float 1.0} \
 ]
 lassign [split $P(pair) -] v1 v2
 
@@ -40,9 +47,9 @@ tk_monitor_queue $N(2) $N(3)
 
 set ftp1 [tk_tcp_flow $N(1) $N(4) $v1 1 $P(packet_size) $P(window) $P(maxcwnd)]
 set ftp2 [tk_tcp_flow $N(5) $N(6) $v2 2 $P(packet_size) $P(window) $P(maxcwnd)]
-set cbr  [tk_cbr_flow $N(2) $N(3) 3 $P(cbr_rate_mbps) $P(cbr_packet_size)]
-$ns at [tk_jitter $P(start_jitter)] "$ftp1 start"
-$ns at [tk_jitter $P(start_jitter)] "$ftp2 start"
-$ns at [tk_jitter $P(start_jitter)] "$cbr start"
+set cbr  [tk_cbr_flow $N(2) $N(3) 3 $P(cbr_rate_mbps) $P(cbr_packet_size) $P(cbr_random)]
+tk_source $ftp1 [tk_jitter $P(start_jitter)]
+tk_source $ftp2 [tk_jitter $P(start_jitter)]
+tk_source $cbr [expr {$P(cbr_start) + [tk_jitter $P(start_jitter)]}] $P(cbr_stop)
 tk_schedule_finish
 $ns run

@@ -23,6 +23,8 @@
 # pattern whatever the routing protocol or trace format (Broch et al. ran every
 # protocol on the same patterns); the MAC's random backoff uses the default RNG,
 # seeded with the same seed.
+# Sources stop at duration; the run ends drain_s later, when the nodes are reset
+# (packets still queued become "D ... END" drops).
 # Trace files: packets.tr (the wireless trace) and, when there are TCP flows,
 # cwnd.tr (cwnd_ of every TCP sender); no queue.tr.
 source [file join [file dirname [info script]] common.tcl]
@@ -43,6 +45,7 @@ tk_parse_args manet {
     {tcp_window int 20}
     {start_max float 5.0}
     {trace_format choice new {new old}}
+    {drain_s float 2.0}
 }
 if {$P(nodes) < 2} { tk_die "nodes must be >= 2, got $P(nodes)" }
 if {$P(width_m) < 1 || $P(height_m) < 1} { tk_die "width_m and height_m must be >= 1" }
@@ -146,16 +149,16 @@ set rate_mbps [expr {$P(cbr_packet_size) * 8.0 * $P(cbr_rate_pps) / 1e6}]
 for {set k 1} {$k <= $ncbr} {incr k} {
     lassign [rand_pair] s d
     set cbr [tk_cbr_flow $node($s) $node($d) $k $rate_mbps $P(cbr_packet_size)]
-    $ns at [rand_start] "$cbr start"
+    tk_source $cbr [rand_start]
 }
 for {set k 1} {$k <= $P(tcp_flows)} {incr k} {
     lassign [rand_pair] s d
     set ftp [tk_tcp_flow $node($s) $node($d) Reno [expr {$ncbr + $k}] $P(tcp_packet_size) $P(tcp_window)]
-    $ns at [rand_start] "$ftp start"
+    tk_source $ftp [rand_start]
 }
 
 # at the end: reset the nodes (their queued packets become "D ... END" lines),
 # then flush and close the traces
-for {set i 0} {$i < $P(nodes)} {incr i} { $ns at $P(duration) "$node($i) reset" }
+for {set i 0} {$i < $P(nodes)} {incr i} { $ns at [tk_stop_time] "$node($i) reset" }
 tk_schedule_finish
 $ns run
