@@ -211,8 +211,11 @@ def test_t1_tcp_retransmission_drop_in_flight(hand):
         recv_pkts=4,        # ids 0, 3, 5, 8 reached node 2
         dropped_pkts=1,     # id 2 at 1 -> 2
         rx_bytes=3160,      # 40 + 3 x 1040
-        # first send 0.1, last delivery 0.41: 0.31 s
+        # first send 0.1, run end = last trace line 0.41 (no stop_s label): 0.31 s; the
+        # last delivery is at 0.41 too, so the active throughput is the same
         throughput_kbps=3160 * 8 / 1000 / 0.31,
+        active_throughput_kbps=3160 * 8 / 1000 / 0.31,
+        in_flight_pkts=1,   # 6 sent - 4 received - id 2 (dropped, never delivered): id 7
         # first deliveries: seq 0 (40 - 40 = 0), seq 2 (id 3: 1000), seq 1 (id 5: 1000);
         # id 8 repeats seq 2
         goodput_kbps=2000 * 8 / 1000 / 0.31,
@@ -262,8 +265,11 @@ def test_t2_shared_fid_bare_drop_16_fields(hand):
     check(fs[(0, 1, 0, 3, 0)], dict(           # A
         ptype="cbr", name=None, hdr_bytes=0,
         sent_pkts=3, recv_pkts=2, dropped_pkts=0, rx_bytes=400,   # id 4 still in flight
-        throughput_kbps=400 * 8 / 1000 / (1.14 - 1.0),
-        goodput_kbps=400 * 8 / 1000 / (1.14 - 1.0),               # CBR: no header
+        in_flight_pkts=1,
+        # window: first send 1.0 -> run end 1.2 (the last line); active: -> last delivery 1.14
+        throughput_kbps=400 * 8 / 1000 / (1.2 - 1.0),
+        active_throughput_kbps=400 * 8 / 1000 / (1.14 - 1.0),
+        goodput_kbps=400 * 8 / 1000 / (1.2 - 1.0),                # CBR: no header
         mean_delay_ms=35.0,                     # 1.03-1.00 and 1.14-1.10: 30, 40 ms
         p50_delay_ms=35.0, p95_delay_ms=30 + 0.95 * 10, p99_delay_ms=30 + 0.99 * 10,
         jitter_ms=10.0, pdr=2 / 3, drop_rate=0.0,
@@ -271,8 +277,11 @@ def test_t2_shared_fid_bare_drop_16_fields(hand):
     check(fs[(0, 0, 0, 3, 1)], dict(           # B
         sent_pkts=3,        # ids 1, 5 and id 3, whose only event is the bare `d` at node 0
         recv_pkts=1, dropped_pkts=2, rx_bytes=300,
-        throughput_kbps=300 * 8 / 1000 / (1.19 - 1.0),
-        goodput_kbps=300 * 8 / 1000 / (1.19 - 1.0),
+        in_flight_pkts=0,   # 3 sent - 1 received - ids 1 and 3 dropped
+        throughput_kbps=300 * 8 / 1000 / (1.2 - 1.0),
+        active_throughput_kbps=300 * 8 / 1000 / (1.19 - 1.0),
+        goodput_kbps=300 * 8 / 1000 / (1.2 - 1.0),
+        drops_per_s=2 / (1.2 - 1.0),
         mean_delay_ms=40.0, p50_delay_ms=40.0, p95_delay_ms=40.0, p99_delay_ms=40.0,
         jitter_ms=None,     # a single delivery
         pdr=1 / 3, drop_rate=2 / 3,
@@ -291,8 +300,10 @@ def test_t3_fulltcp_and_vegas(hand):
     check(fs[(5, 0, 0, 1, 0)], dict(           # FullTcp: SYN, pure ACK, FIN are not data
         ptype="tcp", fulltcp=True, hdr_bytes=40,
         sent_pkts=2, recv_pkts=2, dropped_pkts=0, rx_bytes=1152,      # 2 x 576
-        throughput_kbps=1152 * 8 / 1000 / (0.14 - 0.12),
-        goodput_kbps=2 * 536 * 8 / 1000 / (0.14 - 0.12),
+        # first data send 0.12 (the SYN is not data), run end 0.2 (the FIN's line)
+        throughput_kbps=1152 * 8 / 1000 / (0.2 - 0.12),
+        active_throughput_kbps=1152 * 8 / 1000 / (0.14 - 0.12),
+        goodput_kbps=2 * 536 * 8 / 1000 / (0.2 - 0.12),
         mean_delay_ms=17.5,                     # 0.135-0.12, 0.14-0.12: 15, 20 ms
         p50_delay_ms=17.5, p95_delay_ms=15 + 0.95 * 5, p99_delay_ms=15 + 0.99 * 5,
         jitter_ms=5.0, pdr=1.0, drop_rate=0.0,
@@ -300,8 +311,9 @@ def test_t3_fulltcp_and_vegas(hand):
     check(fs[(6, 2, 0, 1, 1)], dict(           # Vegas: seq 0 is a 1000-byte packet, no SYN
         ptype="tcp", fulltcp=False, hdr_bytes=0, name=None,
         sent_pkts=2, recv_pkts=2, rx_bytes=2000,
-        throughput_kbps=2000 * 8 / 1000 / (0.118 - 0.1),
-        goodput_kbps=2000 * 8 / 1000 / (0.118 - 0.1),
+        throughput_kbps=2000 * 8 / 1000 / (0.2 - 0.1),
+        active_throughput_kbps=2000 * 8 / 1000 / (0.118 - 0.1),
+        goodput_kbps=2000 * 8 / 1000 / (0.2 - 0.1),
         mean_delay_ms=14.0,                     # 10 and 18 ms
         p95_delay_ms=10 + 0.95 * 8, jitter_ms=8.0,
     ))
@@ -312,7 +324,7 @@ def test_t3_fulltcp_and_vegas(hand):
     check(r[5], dict(samples=2, mean_ms=30.0, p95_ms=30.0))
     # Vegas: ack seq 1 reaches node 2 at 0.13, covering seqs 0 and 1 sent at 0.1
     check(r[6], dict(samples=2, mean_ms=30.0, p95_ms=30.0))
-    x, y = 1152 * 8 / 1000 / 0.02, 2000 * 8 / 1000 / 0.018
+    x, y = 1152 * 8 / 1000 / 0.08, 2000 * 8 / 1000 / 0.1      # the windowed throughputs
     (f,) = rows(con, "SELECT * FROM fairness WHERE run_id = ?", [ids["T3"]])
     check(f, dict(n_flows=2, jain_index=(x + y) ** 2 / (2 * (x * x + y * y)),
                   min_kbps=x, max_kbps=y, abs_diff_kbps=y - x))
@@ -323,11 +335,13 @@ def test_t4_vegas_by_name_reno_without_syn(hand):
     fs = by_flow(con, "flow_stats", ids["T4"])
     reno, vegas = fs[(1, 0, 0, 1, 0)], fs[(2, 2, 0, 1, 1)]
     check(reno, dict(name=None, hdr_bytes=40, rx_bytes=2080,
-                     throughput_kbps=2080 * 8 / 1000 / 0.02,      # 1.00 -> 1.02
+                     throughput_kbps=2080 * 8 / 1000 / 0.02,      # 1.00 -> run end 1.02
+                     active_throughput_kbps=2080 * 8 / 1000 / 0.02,
                      goodput_kbps=2 * 1000 * 8 / 1000 / 0.02))
     check(vegas, dict(name="TCP/Vegas", hdr_bytes=0, rx_bytes=2000,
-                      throughput_kbps=2000 * 8 / 1000 / 0.018,   # 1.00 -> 1.018
-                      goodput_kbps=2000 * 8 / 1000 / 0.018))
+                      throughput_kbps=2000 * 8 / 1000 / 0.02,    # 1.00 -> run end 1.02
+                      active_throughput_kbps=2000 * 8 / 1000 / 0.018,   # -> last delivery 1.018
+                      goodput_kbps=2000 * 8 / 1000 / 0.02))
 
 
 def test_hand_traces_agree_with_reference(hand):
@@ -358,7 +372,7 @@ EXPECTED_COLUMNS = {
 
 def test_every_sql_file_loads_and_is_queryable(hand):
     con, _ = hand
-    for f in sorted(sql_dir().glob("*.sql")):
+    for f in sorted(sql_dir().glob("*/*.sql")):
         text = f.read_text()
         assert text.startswith(f"-- {f.stem}"), f"{f.name} must open with '-- {f.stem}: ...'"
         # to_arrow_table: fully evaluated, and timestamps need no pytz
