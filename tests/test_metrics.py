@@ -14,7 +14,7 @@ import pytest
 
 import reference_metrics as ref
 from tracekit.ingest import ingest_paths
-from tracekit.query import connect, sql_dir
+from tracekit.query import connect, sql_files
 
 TCL = Path(__file__).resolve().parent / "tcl"
 NS = shutil.which("ns") or "/usr/bin/ns"
@@ -358,8 +358,11 @@ def test_hand_traces_agree_with_reference(hand):
 EXPECTED_COLUMNS = {
     "flows": "run_id fid src_node src_port dst_node dst_port ptype name",
     "flow_stats": "run_id fid ptype name src_node dst_node sent_pkts recv_pkts dropped_pkts "
-                  "rx_bytes throughput_kbps goodput_kbps mean_delay_ms p50_delay_ms "
-                  "p95_delay_ms p99_delay_ms jitter_ms pdr drop_rate",
+                  "rx_bytes throughput_kbps active_throughput_kbps goodput_kbps in_flight_pkts "
+                  "mean_delay_ms p50_delay_ms p95_delay_ms p99_delay_ms jitter_ms pdr drop_rate",
+    "flow_stats_window(0.0, 1.0)": "run_id fid ptype name src_node dst_node sent_pkts recv_pkts "
+                  "dropped_pkts rx_bytes throughput_kbps active_throughput_kbps goodput_kbps "
+                  "in_flight_pkts mean_delay_ms p50_delay_ms p95_delay_ms p99_delay_ms jitter_ms pdr drop_rate",
     "fairness": "run_id n_flows jain_index min_kbps max_kbps abs_diff_kbps",
     "throughput_series(1.0)": "run_id fid t kbps",
     "queue_delay": "run_id from_node to_node pkts mean_ms p95_ms",
@@ -370,19 +373,35 @@ EXPECTED_COLUMNS = {
 }
 
 
+MACRO_CALLS = {   # a call of each scalar macro, and its expected value (by hand)
+    "kbps": ("kbps(1000, 2.0)", 4.0),
+    "percentile": ("(SELECT percentile(x, 0.95) FROM (VALUES (0.0), (10.0)) t(x))", 9.5),
+    "is_data_packet": ("[is_data_packet('tcp', 40, true), is_data_packet('tcp', 40, false), "
+                       "is_data_packet('ack', 1040, NULL), is_data_packet('cbr', 10, NULL)]",
+                       [False, True, False, True]),
+    "is_routing_ptype": ("[is_routing_ptype('AODV'), is_routing_ptype('cbr'), is_routing_ptype(NULL)]",
+                         [True, False, False]),
+    "t_975": ("round(t_975(3), 6)", 3.182446),
+}
+TABLE_MACRO_ARGS = {"throughput_series": "(0.5)", "flow_stats_window": "(0.0, 1.0)",
+                    "flow_stats_in": "('run', NULL, NULL)"}
+
+
 def test_every_sql_file_loads_and_is_queryable(hand):
     con, _ = hand
-    for f in sorted(sql_dir().glob("*/*.sql")):
-        text = f.read_text()
-        assert text.startswith(f"-- {f.stem}"), f"{f.name} must open with '-- {f.stem}: ...'"
+    files = sql_files()
+    assert {f.layer for f in files} == {"macros", "staging", "intermediate", "metrics"}
+    for f in files:
+        assert f.text.startswith(f"-- {f.name}"), f"{f.rel} must open with '-- {f.name}: ...'"
         # to_arrow_table: fully evaluated, and timestamps need no pytz
-        if "CREATE OR REPLACE MACRO" in text and "AS TABLE" in text:
-            con.sql(f"SELECT * FROM {f.stem}(0.5)").to_arrow_table()
-        elif "CREATE OR REPLACE MACRO" in text:
-            con.sql(f"SELECT {f.stem}(3)").to_arrow_table()
+        if f.kind == "table_macro":
+            con.sql(f"SELECT * FROM {f.name}{TABLE_MACRO_ARGS[f.name]}").to_arrow_table()
+        elif f.kind == "macro":
+            call, expected = MACRO_CALLS[f.name]
+            assert con.sql(f"SELECT {call}").fetchall()[0][0] == expected, f.name
         else:
-            assert "CREATE OR REPLACE VIEW" in text, f.name
-            con.sql(f"SELECT * FROM {f.stem}").to_arrow_table()
+            assert "CREATE OR REPLACE VIEW" in f.text, f.rel
+            con.sql(f"SELECT * FROM {f.name}").to_arrow_table()
     for view, cols in EXPECTED_COLUMNS.items():
         got = [d[0] for d in con.execute(f"SELECT * FROM {view} LIMIT 0").description]
         missing = set(cols.split()) - set(got)

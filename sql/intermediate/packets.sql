@@ -13,18 +13,17 @@
 -- whose from_node is the source node (ns-2 writes a packet's `+` on a link before its `-` and
 -- `r` there; a loss model at the link head drops with a bare `d`); delivery = an `r` event
 -- whose to_node is the destination node; rx_bytes = wire bytes of those `r` events (headers
--- included, duplicates too); drops = its `d` events anywhere. Only packets of a flow of
--- `flows` are kept.
+-- included, duplicates too); drops = its `d` events anywhere.
 -- Wireless (agent layer only): sending = its `s` AGT lines at the source node (t_sent the
 -- first, size and seq those of the first line); delivery = its first `r` AGT line at the
 -- destination node; rx_bytes = its sent size if delivered (the `r` size is not used: routing
 -- adds 20 B of IP header to non-TCP packets); drops = 1 when it was never delivered and a `d`
 -- line of the same (pkt_id, ptype) exists at any layer and node (lost_with_drop), else 0.
--- uses: data_events, flows, wireless_events, is_data_packet
+-- uses: data_events, wireless_events, is_data_packet
 CREATE OR REPLACE VIEW packets AS
 WITH wired_trips AS (  -- data events leaving the source, arriving at the destination, dropped
     SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype, seq, size,
-           event, time, line_no,
+           hdr_bytes, event, time, line_no,
            event <> 'r' AND from_node = src_node AS at_src,
            event = 'r' AND to_node = dst_node AS at_dst
     FROM data_events
@@ -33,17 +32,16 @@ WITH wired_trips AS (  -- data events leaving the source, arriving at the destin
        OR event = '+' AND from_node = src_node
 ),
 wired AS (
-    SELECT run_id, pkt_id,
-           any_value(fid) AS fid, any_value(src_node) AS src_node, any_value(src_port) AS src_port,
-           any_value(dst_node) AS dst_node, any_value(dst_port) AS dst_port,
+    SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port,
            any_value(ptype) AS ptype, any_value(seq) AS seq, any_value(size) AS size,
+           any_value(hdr_bytes) AS hdr_bytes,
            min(time) FILTER (WHERE at_src) AS t_sent,
            min(time) FILTER (WHERE at_dst) AS t_recv,
            min(line_no) FILTER (WHERE at_dst) AS recv_line,
            coalesce(sum(size) FILTER (WHERE at_dst), 0) AS rx_bytes,
            count(*) FILTER (WHERE event = 'd') AS drops
     FROM wired_trips
-    GROUP BY run_id, pkt_id
+    GROUP BY run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port  -- one flow per packet id
 ),
 wl_sends AS (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype,
@@ -74,13 +72,12 @@ wireless AS (
     LEFT JOIN wl_dropped d
       ON d.run_id = s.run_id AND d.pkt_id = s.pkt_id AND d.ptype = s.ptype
 )
-SELECT 'wired' AS trace_kind, p.run_id, p.fid, p.src_node, p.src_port, p.dst_node, p.dst_port,
-       p.pkt_id, p.ptype, p.seq, CASE WHEN p.seq >= 0 THEN p.seq END AS seq_key, p.size,
-       f.hdr_bytes, greatest(p.size - f.hdr_bytes, 0) AS payload_bytes,
-       p.t_sent, p.t_recv, p.recv_line, CAST(p.rx_bytes AS BIGINT) AS rx_bytes,
-       CAST(p.drops AS BIGINT) AS drops
-FROM wired p
-JOIN flows f USING (run_id, fid, src_node, src_port, dst_node, dst_port)
+SELECT 'wired' AS trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
+       pkt_id, ptype, seq, CASE WHEN seq >= 0 THEN seq END AS seq_key, size,
+       hdr_bytes, greatest(size - hdr_bytes, 0) AS payload_bytes,
+       t_sent, t_recv, recv_line, CAST(rx_bytes AS BIGINT) AS rx_bytes,
+       CAST(drops AS BIGINT) AS drops
+FROM wired
 UNION ALL
 SELECT 'wireless', run_id, fid, src_node, src_port, dst_node, dst_port,
        pkt_id, ptype, seq, CASE WHEN seq >= 0 THEN seq END, size,

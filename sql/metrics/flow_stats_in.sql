@@ -82,16 +82,17 @@ jitter AS (
     GROUP BY flow_no
 ),
 first_delivery AS (  -- the first delivery of each seq (a packet without one: by its id)
-    SELECT flow_no, arg_min(payload_bytes, recv_line) AS payload_bytes, arg_min(t_recv, recv_line) AS t_recv
+    SELECT flow_no, arg_min(payload_bytes, recv_line) AS payload_bytes,
+           arg_min(recv_in, recv_line) AS recv_in
     FROM pk
     WHERE t_recv IS NOT NULL
     GROUP BY flow_no, seq_key, CASE WHEN seq_key IS NULL THEN pkt_id END
 ),
-payload AS (
-    SELECT d.flow_no, sum(d.payload_bytes) AS payload_bytes
-    FROM first_delivery d JOIN fl f USING (flow_no)
-    WHERE f.whole OR (d.t_recv >= f.w0 AND d.t_recv < f.w1)
-    GROUP BY d.flow_no
+payload AS (  -- of those first deliveries that are counted (in the window)
+    SELECT flow_no, sum(payload_bytes) AS payload_bytes
+    FROM first_delivery
+    WHERE recv_in
+    GROUP BY flow_no
 ),
 lengths AS (
     SELECT f.*, a.* EXCLUDE (flow_no), j.jitter_ms, p.payload_bytes,
