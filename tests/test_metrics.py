@@ -180,6 +180,21 @@ r 1.02 0 1 tcp 1040 ------- 1 0.0 1.0 6 21
 """
 
 
+# T5: ping-like packets without sequence numbers (ns-2 writes seq -1): echo requests 0.0 -> 1.0,
+# ids 0 and 1 delivered, id 2 dropped at the source's link. A `v` line after the last event
+# does not move the run's end (only event lines count).
+T5 = """\
++ 0.1 0 1 ping 64 ------- 3 0.0 1.0 -1 0
+- 0.1 0 1 ping 64 ------- 3 0.0 1.0 -1 0
+r 0.11 0 1 ping 64 ------- 3 0.0 1.0 -1 0
++ 0.2 0 1 ping 64 ------- 3 0.0 1.0 -1 1
+- 0.2 0 1 ping 64 ------- 3 0.0 1.0 -1 1
+r 0.21 0 1 ping 64 ------- 3 0.0 1.0 -1 1
++ 0.3 0 1 ping 64 ------- 3 0.0 1.0 -1 2
+d 0.3 0 1 ping 64 ------- 3 0.0 1.0 -1 2
+v 0.5 eval {set sim_annotation {end}}
+"""
+
 @pytest.fixture(scope="module")
 def hand(tmp_path_factory):
     """A store holding T1..T4 (one run each); returns (connection, {name: run_id})."""
@@ -189,6 +204,15 @@ def hand(tmp_path_factory):
         "T2": ingest_text(data, "T2", T2),
         "T3": ingest_text(data, "T3", T3),
         "T4": ingest_text(data, "T4", T4, flow_labels={2: "TCP/Vegas"}),
+        "T5": ingest_text(data, "T5", T5),
+        # the same packets, stopped at 1.1 s by the simulation (label stop_s); another `v`
+        # line so that the content, and so the run, differs
+        "T5_stop": ingest_text(data, "T5_stop", T5 + "v 0.6 eval {set sim_annotation {x}}\n",
+                               labels={"stop_s": "1.1"}),
+        # T2 with a CBR on-period [1.05, 1.16) recorded as labels, and a seed (run_metrics)
+        "T2_on": ingest_text(data, "T2_on", T2 + "v 1.3 eval {set sim_annotation {x}}\n",
+                             labels={"cbr_start": "1.05", "cbr_stop": "1.16", "seed": "1",
+                                     "scenario": "hand"}),
     }
     return connect(data), ids
 
@@ -342,6 +366,77 @@ def test_t4_vegas_by_name_reno_without_syn(hand):
                       throughput_kbps=2000 * 8 / 1000 / 0.02,    # 1.00 -> run end 1.02
                       active_throughput_kbps=2000 * 8 / 1000 / 0.018,   # -> last delivery 1.018
                       goodput_kbps=2000 * 8 / 1000 / 0.02))
+
+
+def test_t5_ping_without_seq_counts_each_packet_once(hand):
+    con, ids = hand
+    (r,) = by_flow(con, "flow_stats", ids["T5"]).values()
+    check(r, dict(
+        ptype="ping", hdr_bytes=0, sent_pkts=3, recv_pkts=2, dropped_pkts=1, in_flight_pkts=0,
+        rx_bytes=128,
+        # run end 0.3 (the last event line; the `v` line at 0.5 does not count), first send 0.1
+        t_run_end=0.3,
+        throughput_kbps=128 * 8 / 1000 / 0.2,
+        goodput_kbps=128 * 8 / 1000 / 0.2,          # both seq -1 packets count, once each
+        active_throughput_kbps=128 * 8 / 1000 / (0.21 - 0.1),
+        drops_per_s=1 / 0.2,
+    ))
+
+
+def test_stop_s_label_ends_the_measurement_window(hand):
+    con, ids = hand
+    (r,) = by_flow(con, "flow_stats", ids["T5_stop"]).values()
+    check(r, dict(
+        t_run_end=1.1,                               # the label, not the last line (0.3)
+        throughput_kbps=128 * 8 / 1000 / (1.1 - 0.1),
+        goodput_kbps=128 * 8 / 1000 / (1.1 - 0.1),
+        active_throughput_kbps=128 * 8 / 1000 / (0.21 - 0.1),   # not windowed
+        drops_per_s=1 / (1.1 - 0.1),
+    ))
+    (e,) = rows(con, "SELECT * FROM run_ends WHERE run_id = ?", [ids["T5_stop"]])
+    check(e, dict(stop_s=1.1, t_end=0.3, t_run_end=1.1))
+
+
+# flow_stats_window(1.05, 1.16) on T2, by hand:
+#  A (1.0 -> 3.0): first sent in the window: id 2 (1.1), delivered 1.14 (40 ms); deliveries in
+#    the window: id 2 (200 B); active: from max(1.05, first send 1.0) to 1.14.
+#  B (0.0 -> 3.1): first sent in the window: id 3 (bare `d` at the source at 1.05) and id 5
+#    (1.15, delivered 1.19, after the window: it counts as received, not as window bytes).
+T2_WINDOW = {
+    (0, 1, 0, 3, 0): dict(sent_pkts=1, recv_pkts=1, dropped_pkts=0, in_flight_pkts=0, rx_bytes=200,
+                          throughput_kbps=200 * 8 / 1000 / 0.11, goodput_kbps=200 * 8 / 1000 / 0.11,
+                          active_throughput_kbps=200 * 8 / 1000 / (1.14 - 1.05),
+                          mean_delay_ms=40.0, pdr=1.0, drop_rate=0.0, t_run_end=1.16),
+    (0, 0, 0, 3, 1): dict(sent_pkts=2, recv_pkts=1, dropped_pkts=1, in_flight_pkts=0, rx_bytes=0,
+                          throughput_kbps=0.0, goodput_kbps=0.0, active_throughput_kbps=0.0,
+                          mean_delay_ms=40.0, jitter_ms=None, pdr=0.5, drop_rate=0.5, t_run_end=1.16),
+}
+
+
+def test_flow_stats_window_by_hand(hand):
+    con, ids = hand
+    got = {}
+    for r in rows(con, "SELECT * FROM flow_stats_window(1.05, 1.16) WHERE run_id = ?", [ids["T2"]]):
+        got[(r["fid"], r["src_node"], r["src_port"], r["dst_node"], r["dst_port"])] = r
+    assert set(got) == set(T2_WINDOW)
+    for k, exp in T2_WINDOW.items():
+        check(got[k], exp)
+    # an empty window: no rate
+    for r in rows(con, "SELECT * FROM flow_stats_window(1.2, 1.2) WHERE run_id = ?", [ids["T2"]]):
+        assert r["throughput_kbps"] is None and r["goodput_kbps"] is None and r["sent_pkts"] == 0
+
+
+def test_onperiod_flow_stats_and_its_run_metric(hand):
+    con, ids = hand
+    got = by_flow(con, "onperiod_flow_stats", ids["T2_on"])
+    assert set(got) == set(T2_WINDOW)
+    for k, exp in T2_WINDOW.items():
+        check(got[k], exp)
+    # runs without the labels have no on-period rows
+    assert rows(con, "SELECT count(*) AS n FROM onperiod_flow_stats WHERE run_id = ?", [ids["T2"]])[0]["n"] == 0
+    m = {(r["fid"], r["src_node"]): r["value"] for r in rows(
+        con, "SELECT * FROM run_metrics WHERE run_id = ? AND metric = 'onperiod_throughput_kbps'", [ids["T2_on"]])}
+    assert m == {(0, 1): approx(200 * 8 / 1000 / 0.11), (0, 0): 0.0}
 
 
 def test_hand_traces_agree_with_reference(hand):
