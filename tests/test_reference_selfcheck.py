@@ -144,6 +144,8 @@ def test_b_packets_in_flight_at_the_end():
 # ---------------------------------------------------------------------------------------
 # C: ping. Echo requests 0.0 -> 1.0 and replies 1.0 -> 0.0 (ptype ping, 64 B, seq -1 on
 # every packet, fid 0): two flows. Request uid 4 is dropped at 2.0; the others are answered.
+# (The lines of ns-2.35's Agent/Ping, as a 2-node run writes them: `+ 0.1 0 1 ping 64 -------
+# 0 0.0 1.0 -1 0`, the reply `+ 0.110512 1 0 ping 64 ------- 0 1.0 0.0 -1 1`.)
 #   requests: sent 4 (uids 0, 2, 4, 5), recv 3, dropped 1, in flight 0; rx 192 B = 1.536 kbit
 #     the run ends at 3.2 (the last line); window 0.0 -> 3.2: 1.536 / 3.2 = 0.48 kbps
 #     goodput: no seq, so each delivered packet counts once: 192 B (not 64 B) = 0.48 kbps
