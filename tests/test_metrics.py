@@ -443,8 +443,10 @@ def test_hand_traces_agree_with_reference(hand):
     """The reference implementation reproduces the hand-computed numbers too."""
     con, ids = hand
     for name, text, labels in (("T1", T1, {1: "reno"}), ("T2", T2, {}), ("T3", T3, {}),
-                               ("T4", T4, {2: "TCP/Vegas"})):
-        compare_run(con, ids[name], text, labels)
+                               ("T4", T4, {2: "TCP/Vegas"}), ("T5", T5, {})):
+        compare_run(con, ids[name], text, labels, window=(0.1, 1.16))
+    compare_run(con, ids["T5_stop"], T5, {}, run_end=1.1)
+    compare_run(con, ids["T2"], T2, {}, window=(1.05, 1.16))
 
 
 # ---------------------------------------------------------------------------------------
@@ -512,14 +514,24 @@ def test_views_on_an_empty_store(tmp_path):
 # ---------------------------------------------------------------------------------------
 # Real ns-2 runs against tests/reference_metrics.py.
 
-def compare_run(con, run_id: str, text: str, flow_names: dict, bin_s: float = 0.5) -> None:
-    m = ref.all_metrics(text, flow_names, bin_s=bin_s)
+def compare_run(con, run_id: str, text: str, flow_names: dict, bin_s: float = 0.5,
+                run_end: float | None = None, window: tuple[float, float] | None = None) -> None:
+    """Every view of one run against the reference (run_end: the run's stop_s label; window:
+    also compare flow_stats_window over it)."""
+    m = ref.all_metrics(text, flow_names, bin_s=bin_s, run_end=run_end, window=window)
     got = by_flow(con, "flow_stats", run_id)
     assert set(got) == set(m["flow_stats"])
     for key, exp in m["flow_stats"].items():
         check(got[key], exp)
         fl = m["flows"][key]
         assert (got[key]["fulltcp"], got[key]["hdr_bytes"]) == (fl.fulltcp, fl.hdr_bytes), key
+    if window is not None:
+        got_w = {}
+        for r in rows(con, "SELECT * FROM flow_stats_window(?, ?) WHERE run_id = ?", [*window, run_id]):
+            got_w[(r["fid"], r["src_node"], r["src_port"], r["dst_node"], r["dst_port"])] = r
+        assert set(got_w) == set(m["flow_stats_window"])
+        for key, exp in m["flow_stats_window"].items():
+            check(got_w[key], exp)
     (f,) = rows(con, "SELECT * FROM fairness WHERE run_id = ?", [run_id])
     check(f, m["fairness"])
     got_rtt = by_flow(con, "rtt", run_id)
@@ -548,12 +560,22 @@ def run_ns(script: str, out: Path, *args: str) -> str:
 
 
 REAL = {
-    # name: (script, args, flow names)
-    "dumbbell": ("metrics_dumbbell.tcl", ("1",), {1: "Reno", 2: "Vegas", 3: "Sack"}),
-    "dumbbell_unnamed": ("metrics_dumbbell.tcl", ("2",), {}),
-    "lossmodel": ("metrics_lossmodel.tcl", ("1",), {1: "Reno", 2: "CBR"}),
-    "fulltcp_12": ("metrics_fulltcp.tcl", ("0",), {}),
-    "fulltcp_16": ("metrics_fulltcp.tcl", ("1",), {7: "FullTcp", 8: "FullTcp/Sack"}),
+    # name: (script, args, flow names, labels, window for flow_stats_window)
+    "dumbbell": ("metrics_dumbbell.tcl", ("1",), {1: "Reno", 2: "Vegas", 3: "Sack"}, {}, (1.0, 3.0)),
+    "dumbbell_unnamed": ("metrics_dumbbell.tcl", ("2",), {}, {}, None),
+    # stopped at 4.0 s by the script: the label says so
+    "dumbbell_stop": ("metrics_dumbbell.tcl", ("3",), {1: "Reno", 2: "Vegas", 3: "Sack"},
+                      {"stop_s": "4.0"}, (0.5, 2.0)),
+    "lossmodel": ("metrics_lossmodel.tcl", ("1",), {1: "Reno", 2: "CBR"}, {}, (0.5, 2.5)),
+    "fulltcp_12": ("metrics_fulltcp.tcl", ("0",), {}, {}, (0.2, 1.0)),
+    "fulltcp_16": ("metrics_fulltcp.tcl", ("1",), {7: "FullTcp", 8: "FullTcp/Sack"}, {}, None),
+    # a TCP flow starved by 10 Mb/s of CBR, and pings (seq -1); sources stop at 4 s, the
+    # simulation at 5 s (stop_s), the CBR burst is on in [0.5, 4.0) (paper 004, exp. 3 labels)
+    "starved": ("metrics_starved.tcl", ("0.5", "4.0", "4.0", "5.0"), {1: "Reno", 2: "CBR", 3: "Ping"},
+                {"stop_s": "5.0", "cbr_start": "0.5", "cbr_stop": "4.0"}, (1.0, 4.5)),
+    # the same without a stop_s label (so the run ends at its last line), CBR from 0.4 s
+    "starved_nolabel": ("metrics_starved.tcl", ("0.4", "4.0", "4.0", "5.0"), {1: "Reno", 2: "CBR"},
+                        {}, (0.0, 2.0)),
 }
 
 
@@ -564,9 +586,9 @@ def real(tmp_path_factory):
     d = tmp_path_factory.mktemp("real")
     data = d / "store"
     out = {}
-    for name, (script, args, names) in REAL.items():
+    for name, (script, args, names, labels, _) in REAL.items():
         text = run_ns(script, d / f"{name}.tr", *args)
-        (res,) = ingest_paths(data, [d / f"{name}.tr"], flow_labels=names)
+        (res,) = ingest_paths(data, [d / f"{name}.tr"], flow_labels=names, labels=labels or None)
         assert res.status == "added", res.message
         out[name] = (res.run_id, text, names)
     return connect(data), out
@@ -577,7 +599,40 @@ def real(tmp_path_factory):
 def test_real_run_matches_reference(real, name):
     con, runs = real
     run_id, text, names = runs[name]
-    compare_run(con, run_id, text, names)
+    labels, window = REAL[name][3], REAL[name][4]
+    stop = float(labels["stop_s"]) if "stop_s" in labels else None
+    compare_run(con, run_id, text, names, run_end=stop, window=window)
+
+
+@needs_ns
+def test_onperiod_matches_reference_window(real):
+    """onperiod_flow_stats is flow_stats_window over the run's own [cbr_start, cbr_stop)."""
+    con, runs = real
+    run_id, text, names = runs["starved"]
+    labels = REAL["starved"][3]
+    exp = ref.flow_stats_window(ref.parse_trace(text), ref.find_flows(ref.parse_trace(text), names),
+                                float(labels["cbr_start"]), float(labels["cbr_stop"]))
+    got = by_flow(con, "onperiod_flow_stats", run_id)
+    assert set(got) == set(exp)
+    for key, e in exp.items():
+        check(got[key], e)
+
+
+@needs_ns
+def test_starved_flow_is_reported_starved(real):
+    """The case that motivated the revised window: TCP starved after ~0.9 s of a 5 s run."""
+    con, runs = real
+    fs = {r["name"]: r for r in by_flow(con, "flow_stats", runs["starved"][0]).values()}
+    tcp = fs["Reno"]
+    assert tcp["t_last_recv"] < 1.5 and tcp["t_run_end"] == 5.0
+    # windowed: the bytes over 4.9 s; active (FlowMonitor's): the same bytes over ~0.8 s
+    assert tcp["throughput_kbps"] < tcp["active_throughput_kbps"] / 4
+    assert tcp["throughput_kbps"] == approx(tcp["rx_bytes"] * 8 / 1000 / (5.0 - tcp["t_first_send"]))
+    ping = fs["Ping"]
+    assert ping["ptype"] == "ping" and ping["recv_pkts"] >= 2 and ping["goodput_kbps"] > 0
+    seqs = con.execute("SELECT DISTINCT seq FROM data_events WHERE run_id = ? AND ptype = 'ping'",
+                       [runs["starved"][0]]).fetchall()
+    assert seqs == [(-1,)]
 
 
 @needs_ns
