@@ -764,3 +764,12 @@ def test_cbr_flow_agrees_with_shared_analyze_wired(real, tmp_path):
     assert abs(r["mean_delay_ms"] - float(delay)) <= 0.005 + 1e-9
     assert abs(r["jitter_ms"] - float(jitter)) <= 0.005 + 1e-9
     assert abs(r["pdr"] - float(pdr)) <= 0.0005 + 1e-9
+    # its throughput is rx bytes over [t0, last delivery]: from the flow's first send, that is
+    # the old definition, which the contract keeps as active_throughput_kbps
+    t0 = repr(r["t_first_send"])
+    out = subprocess.run([sys.executable, str(ANALYZE_WIRED), str(trace), "3", "7", t0],
+                         capture_output=True, text=True, check=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("fid 4:"))
+    thr = float(re.search(r"throughput ([\d.]+) kb/s", line).group(1))
+    assert abs(r["active_throughput_kbps"] - thr) <= 0.05 + 1e-9
+    assert r["throughput_kbps"] < r["active_throughput_kbps"]     # the CBR stops before the run
