@@ -175,3 +175,9 @@ def test_metric_values_on_real_runs_pass_their_checks(tmp_path):
         args = TABLE_MACRO_ARGS.get(m.source_view, "")
         for (v,) in con.execute(f"SELECT {m.source_column} FROM {m.source_view}{args}").fetchall():
             assert m.check(v) is None, (m.name, v)
+
+
+def test_docs_metric_table_is_current():
+    """docs/metrics.md is generated from the catalogue: no second list of metrics to drift."""
+    doc = Path(__file__).resolve().parents[1] / "docs" / "metrics.md"
+    assert doc.read_text() == catalogue.metrics_markdown(), "run: python -m tracekit.catalogue > docs/metrics.md"

@@ -168,3 +168,25 @@ def create_catalogue_table(con) -> None:
         "source_column VARCHAR, min_value DOUBLE, max_value DOUBLE)")
     if rows:
         con.executemany("INSERT INTO metric_catalogue VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def metrics_markdown() -> str:
+    """The metric table of docs/metrics.md, made from the catalogue (the docs read the
+    catalogue too: `python -m tracekit.catalogue > docs/metrics.md`; a test checks it is
+    current)."""
+    out = ["# Metrics", "",
+           "Generated from `sql/catalogue.toml` by `python -m tracekit.catalogue > docs/metrics.md`;",
+           "do not edit by hand. `run_metrics` and `replication_stats` hold exactly these metrics.", "",
+           "| metric | title | unit | better | range | level | source | definition |",
+           "|---|---|---|---|---|---|---|---|"]
+    for m in metrics().values():
+        rng = f"[{'' if m.min is None else f'{m.min:g}'}, {'' if m.max is None else f'{m.max:g}'}]"
+        if not m.nullable:
+            rng += ", not NULL"
+        out.append(f"| `{m.name}` | {m.title} | {m.unit} | {'higher' if m.higher_is_better else 'lower'} "
+                   f"| {rng} | {m.level} | `{m.source_view}.{m.source_column}` | {m.description} |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(metrics_markdown(), end="")
