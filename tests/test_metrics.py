@@ -696,8 +696,11 @@ def test_replication_stats_against_scipy(tmp_path):
     ingest_paths(data, [trace], labels={"scenario": "dumbbell", "queue": "RED"}, flow_labels=names)
 
     con = connect(data)
-    per_run = rows(con, "SELECT s.*, r.seed FROM flow_stats s JOIN runs r USING (run_id) "
-                        "WHERE r.labels['queue'] = 'RED' AND r.seed IS NOT NULL")
+    from tracekit.catalogue import metric
+
+    def per_run(view):   # the RED runs' rows of a flow-level view (flow_stats, rtt, ...)
+        return rows(con, f"SELECT s.*, r.seed FROM {view} s JOIN runs r USING (run_id) "
+                         "WHERE r.labels['queue'] = 'RED' AND r.seed IS NOT NULL")
     jain = rows(con, "SELECT f.*, r.seed FROM fairness f JOIN runs r USING (run_id) "
                      "WHERE r.labels['queue'] = 'RED' AND r.seed IS NOT NULL")
     got = rows(con, "SELECT * FROM replication_stats WHERE config = 'queue=RED,scenario=dumbbell'")
@@ -715,10 +718,11 @@ def test_replication_stats_against_scipy(tmp_path):
         if r["metric"] == "jain_index":
             values = [j["jain_index"] for j in jain]
         else:
-            values = [x[r["metric"]] for x in per_run
+            m = metric(r["metric"])          # where the catalogue says it is read from
+            values = [x[m.source_column] for x in per_run(m.source_view)
                       if (x["fid"], x["src_node"], x["src_port"], x["dst_node"], x["dst_port"])
                       == (r["fid"], r["src_node"], r["src_port"], r["dst_node"], r["dst_port"])
-                      and x[r["metric"]] is not None]
+                      and x[m.source_column] is not None]
         n, mean, sd, half = expect(values)
         assert r["n_runs"] == n == 4
         assert r["mean"] == pytest.approx(mean, rel=1e-9)
@@ -729,7 +733,8 @@ def test_replication_stats_against_scipy(tmp_path):
     # every row was checked, and the five classic metrics and Jain's index are among them
     assert checked == len(got)
     assert {r["metric"] for r in got} >= {"throughput_kbps", "goodput_kbps", "mean_delay_ms", "pdr",
-                                           "drop_rate", "jain_index"}
+                                           "drop_rate", "jain_index", "rtt_mean_ms",
+                                           "bottleneck_queue_delay_ms", "drops_per_s"}
     assert sum(r["metric"] == "throughput_kbps" for r in got) == 6
     assert any(r["stddev"] > 0 for r in got if r["metric"] == "throughput_kbps")
 
