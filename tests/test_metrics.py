@@ -317,6 +317,18 @@ def test_t2_shared_fid_bare_drop_16_fields(hand):
     check(q[(2, 3)], dict(pkts=3, mean_ms=10 / 3, p95_ms=0.9 * 10))
 
 
+def test_t2_bottleneck_queue_delay(hand):
+    """Paper 002's latency by hand: T2 has one drop on 2 -> 3 (id 1) and one on 0 -> 2 (id 3's
+    bare `d`): a tie, broken by the longer mean wait (2 -> 3: 10/3 ms, 0 -> 2: 0 ms)."""
+    con, ids = hand
+    got = by_flow(con, "bottleneck_queue_delay", ids["T2"])
+    assert set(got) == {(0, 1, 0, 3, 0), (0, 0, 0, 3, 1)}
+    # A at 2 -> 3: id 0 waits 0, id 2 waits 1.12 - 1.11 = 10 ms; p95 rank 0.95 between 0 and 10
+    check(got[(0, 1, 0, 3, 0)], dict(from_node=2, to_node=3, link_drops=1, pkts=2, mean_ms=5.0, p95_ms=9.5))
+    # B at 2 -> 3: id 1 was dropped there (no `-`), id 5 waits 0
+    check(got[(0, 0, 0, 3, 1)], dict(from_node=2, to_node=3, link_drops=1, pkts=1, mean_ms=0.0, p95_ms=0.0))
+
+
 def test_t3_fulltcp_and_vegas(hand):
     con, ids = hand
     fs = by_flow(con, "flow_stats", ids["T3"])
@@ -616,6 +628,47 @@ def test_onperiod_matches_reference_window(real):
     assert set(got) == set(exp)
     for key, e in exp.items():
         check(got[key], e)
+
+
+def bottleneck_by_hand(text: str, names: dict) -> dict:
+    """A second reading of bottleneck_queue_delay's definition, straight from the trace lines:
+    the link with the most `d` lines (ties: the longest mean wait of all its packets, then the
+    lowest nodes); per flow, the mean wait there of its data packets, in ms."""
+    events = ref.parse_trace(text)
+    flows = ref.find_flows(events, names)
+    drops: dict = {}
+    t_in: dict = {}
+    waits: dict = {}            # link -> [(event, wait)]
+    for e in events:
+        link = (e.from_node, e.to_node)
+        if e.event == "d":
+            drops[link] = drops.get(link, 0) + 1
+        elif e.event == "+" and (link, e.pkt_id) not in t_in:
+            t_in[(link, e.pkt_id)] = (e, e.time)
+        elif e.event == "-" and (link, e.pkt_id) in t_in and t_in[(link, e.pkt_id)] is not None:
+            first, t = t_in[(link, e.pkt_id)]
+            waits.setdefault(link, []).append((first, e.time - t))
+            t_in[(link, e.pkt_id)] = None          # only the first `-` counts
+    link = min(waits, key=lambda ln: (-drops.get(ln, 0), -sum(w for _, w in waits[ln]) / len(waits[ln]), ln))
+    out: dict = {}
+    for e, w in waits[link]:
+        if ref.is_data(e, flows):
+            out.setdefault((e.fid, e.src_node, e.src_port, e.dst_node, e.dst_port), []).append(w * 1000)
+    return {k: (link, len(v), sum(v) / len(v)) for k, v in out.items()}
+
+
+@needs_ns
+@pytest.mark.parametrize("name", ["dumbbell", "lossmodel", "starved"])
+def test_bottleneck_queue_delay_on_real_runs(real, name):
+    con, runs = real
+    run_id, text, names = runs[name]
+    exp = bottleneck_by_hand(text, names)
+    got = by_flow(con, "bottleneck_queue_delay", run_id)
+    assert set(got) == set(exp) and exp
+    for k, (link, n, mean_ms) in exp.items():
+        assert (got[k]["from_node"], got[k]["to_node"]) == link
+        assert got[k]["pkts"] == n
+        assert got[k]["mean_ms"] == approx(mean_ms)
 
 
 @needs_ns
