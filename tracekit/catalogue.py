@@ -161,13 +161,13 @@ def create_catalogue_table(con) -> None:
     """The catalogue as the table `metric_catalogue` on a DuckDB connection (queryable by
     users, and what run_metrics joins to pick and name its metrics)."""
     rows = [(m.name, m.title, m.unit, m.description, m.higher_is_better, m.level,
-             m.source_view, m.source_column, m.min, m.max) for m in metrics().values()]
+             m.source_view, m.source_column, m.min, m.max, m.nullable) for m in metrics().values()]
     con.execute(
         "CREATE OR REPLACE TABLE metric_catalogue (metric VARCHAR, title VARCHAR, unit VARCHAR, "
         "description VARCHAR, higher_is_better BOOLEAN, level VARCHAR, source_view VARCHAR, "
-        "source_column VARCHAR, min_value DOUBLE, max_value DOUBLE)")
+        "source_column VARCHAR, min_value DOUBLE, max_value DOUBLE, nullable BOOLEAN)")
     if rows:
-        con.executemany("INSERT INTO metric_catalogue VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        con.executemany("INSERT INTO metric_catalogue VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 def metrics_markdown() -> str:
