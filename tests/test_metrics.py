@@ -493,7 +493,7 @@ MACRO_CALLS = {   # a call of each scalar macro, and its expected value (by hand
     "t_975": ("round(t_975(3), 6)", 3.182446),
 }
 TABLE_MACRO_ARGS = {"throughput_series": "(0.5)", "flow_stats_window": "(0.0, 1.0)",
-                    "flow_stats_in": "('run', NULL, NULL)"}
+                    "flow_stats_in": "('run', NULL, NULL, NULL)"}
 
 
 def test_every_sql_file_loads_and_is_queryable(hand):

@@ -1,9 +1,11 @@
--- flow_stats_in(mode, t0, t1): the one definition of every per-flow metric, over all_flows and
--- packets, for three kinds of window (a table macro; use it through flow_stats,
+-- flow_stats_in(mode, t0, t1, kind): the one definition of every per-flow metric, over all_flows
+-- and packets (of the trace kind `kind`, 'wired' or 'wireless'; NULL: both), for three kinds of window (a table macro; use it through flow_stats,
 -- flow_stats_window and onperiod_flow_stats). mode 'run': the measurement window of
 -- CONTRACT.md, [the flow's first send, the run's end (run_ends.t_run_end)], every packet and
 -- every delivery counted; 'window': [t0, t1) in every run; 'onperiod': [cbr_start, cbr_stop)
--- of each run that has those labels (run_ends). Columns, per flow:
+-- of each run that has those labels (run_ends); 'run+onperiod': both at once (run_metrics: the
+-- packets are read once). Columns, per flow and window (window_kind: 'run', 'window' or
+-- 'onperiod'; the views drop it):
 -- sent_pkts: packets with a first send (leaving the source) -- in a window, those first sent in
 --   [t0, t1); recv_pkts: those of them delivered at the destination (at any time);
 --   dropped_pkts: their drops (packets.drops: wired `d` events anywhere, wireless
@@ -28,20 +30,22 @@
 -- t_first_send, t_last_recv: first send and last delivery counted (s); t_run_end: the end of
 --   the window (s); src_port, dst_port, fulltcp, hdr_bytes from all_flows.
 -- uses: all_flows, packets, run_ends, kbps, percentile
-CREATE OR REPLACE MACRO flow_stats_in(mode, t0, t1) AS TABLE
+CREATE OR REPLACE MACRO flow_stats_in(mode, t0, t1, kind) AS TABLE
 WITH win AS MATERIALIZED (  -- one window per run
-    SELECT run_id, true AS whole, CAST(NULL AS DOUBLE) AS w0, t_run_end AS w1
-    FROM run_ends WHERE mode = 'run'
+    SELECT run_id, 'run' AS window_kind, true AS whole, CAST(NULL AS DOUBLE) AS w0, t_run_end AS w1
+    FROM run_ends WHERE mode IN ('run', 'run+onperiod')
     UNION ALL
-    SELECT run_id, false, CAST(t0 AS DOUBLE), CAST(t1 AS DOUBLE)
+    SELECT run_id, 'window', false, CAST(t0 AS DOUBLE), CAST(t1 AS DOUBLE)
     FROM run_ends WHERE mode = 'window'
     UNION ALL
-    SELECT run_id, false, cbr_start, cbr_stop
-    FROM run_ends WHERE mode = 'onperiod' AND cbr_start IS NOT NULL AND cbr_stop IS NOT NULL
+    SELECT run_id, 'onperiod', false, cbr_start, cbr_stop
+    FROM run_ends
+    WHERE mode IN ('onperiod', 'run+onperiod') AND cbr_start IS NOT NULL AND cbr_stop IS NOT NULL
 ),
 fl AS MATERIALIZED (  -- the flows of those runs, numbered for cheap joins
-    SELECT f.*, w.whole, w.w0, w.w1, row_number() OVER () AS flow_no
+    SELECT f.*, w.window_kind, w.whole, w.w0, w.w1, row_number() OVER () AS flow_no
     FROM all_flows f JOIN win w USING (run_id)
+    WHERE kind IS NULL OR f.trace_kind = kind
 ),
 pk AS MATERIALIZED (
     SELECT f.flow_no, p.pkt_id, p.seq_key, p.size, p.payload_bytes, p.t_sent, p.t_recv,
@@ -53,6 +57,7 @@ pk AS MATERIALIZED (
       ON p.run_id = f.run_id AND p.fid IS NOT DISTINCT FROM f.fid
      AND p.src_node = f.src_node AND p.src_port = f.src_port
      AND p.dst_node = f.dst_node AND p.dst_port = f.dst_port
+    WHERE kind IS NULL OR p.trace_kind = kind   -- a constant: prunes the other kind's packets
 ),
 agg AS (
     SELECT flow_no,
@@ -128,5 +133,5 @@ SELECT run_id, fid, ptype, name, src_node, dst_node,
        src_port, dst_port, fulltcp, hdr_bytes,
        CAST(coalesce(tx_bytes, 0) AS BIGINT) AS tx_bytes,
        CASE WHEN length_s > 0 THEN coalesce(dropped_pkts, 0) / length_s END AS drops_per_s,
-       t_first_send, t_last_recv, w1 AS t_run_end
+       t_first_send, t_last_recv, w1 AS t_run_end, window_kind
 FROM lengths

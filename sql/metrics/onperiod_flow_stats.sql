@@ -4,4 +4,4 @@
 -- [cbr_start, cbr_stop) of its run, with flow_stats_window's rules: flow_stats_in('onperiod').
 -- uses: flow_stats_in
 CREATE OR REPLACE VIEW onperiod_flow_stats AS
-SELECT * FROM flow_stats_in('onperiod', NULL, NULL)
+SELECT * EXCLUDE (window_kind) FROM flow_stats_in('onperiod', NULL, NULL, NULL)
