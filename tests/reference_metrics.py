@@ -13,6 +13,42 @@ The rules the contract leaves open are decided here exactly as the sql/ headers 
   SYN at seq 0 whose seq 0 was seen or whose name contains "vegas" (Vegas sends no header);
   0 for non-TCP flows;
 - quantiles interpolate linearly (q * (n - 1)), like numpy's default.
+
+Measurement window (CONTRACT.md, revised) -- decided here, the SQL follows:
+- run end (`t_run_end`, a column of flow_stats): the run's `stop_s` label where it has one
+  (passed in as run_end), else the largest time of any packet event line (`+ - r d e h`,
+  >= 12 fields) of the trace; `v` and other non-packet lines do not count. One value per run,
+  the same for every flow;
+- throughput_kbps = rx_bytes x 8 / 1000 / (t_run_end - first send); goodput_kbps = payload /
+  the same; active_throughput_kbps = rx_bytes x 8 / 1000 / (last first-delivery - first send).
+  rx_bytes and the goodput payload count every delivery, even one after a stop_s label;
+- all three: 0.0 when recv_pkts = 0 (checked first); else NULL when no send was seen or the
+  interval is <= 0;
+- goodput: the first delivery of each seq, in arrival order (time, then line); a packet with
+  a negative seq (ns-2 writes -1, e.g. ping, routing) has no seq and counts once per pkt_id;
+- in_flight_pkts = sent_pkts - recv_pkts - (distinct pkt_ids of the flow's data packets with a
+  `d` event and no `r` at the destination).
+
+flow_stats_window(t0, t1): the same columns over [t0, t1) (t0 <= t < t1):
+- "sent in the window" = pkt_ids whose first send (first time leaving the source node) is in
+  [t0, t1). sent_pkts = their number; recv_pkts = those of them delivered at the destination
+  at ANY time (also after t1); dropped_pkts = `d` events (any time) of those packets;
+  in_flight_pkts = sent - recv - those of them with a `d` and never delivered;
+  pdr = recv / sent, drop_rate = dropped / sent (NULL when sent = 0);
+  delay percentiles and jitter over those of them delivered, in arrival order;
+- "delivered in the window" = `r` events at the destination with time in [t0, t1), whatever
+  the packet's send time. rx_bytes = their sizes summed (duplicates too, like flow_stats);
+  throughput_kbps = rx_bytes x 8 / 1000 / (t1 - t0); goodput_kbps = payload of the first
+  delivery of each seq (over the whole trace, per flow) whose first delivery lies in
+  [t0, t1), over t1 - t0 (a seq first delivered before t0 does not count again);
+  active_throughput_kbps = rx_bytes x 8 / 1000 / (last delivery in [t0, t1) -
+  max(t0, the flow's first send)): the flow's active interval clipped to the window;
+- throughput, goodput, active: NULL when t1 - t0 <= 0 (checked first); else 0.0 when nothing
+  was delivered in the window; active NULL when its interval is <= 0 or no send was seen;
+- t_run_end = t1; every flow of flow_stats has a row, also one with nothing in the window.
+
+fairness: Jain's index over throughput_kbps (the measurement-window one) of the run's `tcp`
+flows whose throughput is not NULL; a starved flow counts with its low value.
 """
 from __future__ import annotations
 
@@ -165,58 +201,157 @@ def is_data(e: Ev, flows: dict) -> bool:
     return (not fl.fulltcp) or e.size > 40
 
 
-def flow_stats(events: list[Ev], flows: dict) -> dict:
-    """Flow key -> dict of the contract's flow_stats columns."""
+def run_end_of(events: list[Ev]) -> float | None:
+    """The run's end without a stop_s label: the largest time of any packet event line
+    (ns-2 writes a wired trace in time order, so it is the last packet line's time)."""
+    return max((e.time for e in events), default=None)
+
+
+@dataclass
+class _Facts:
+    """What one flow's data packets did, per packet id (the facts every column is made of)."""
+    first_sent: dict        # uid -> first time it left the source node
+    first_recv: dict        # uid -> (time, line_no, size, seq) of its first `r` at the destination
+    rx_events: list         # (time, line_no, size) of every `r` at the destination (duplicates too)
+    drop_uids: list         # uid of every `d` event (one entry per event)
+
+
+def _facts(events: list[Ev], flows: dict, k) -> _Facts:
+    fl = flows[k]
+    f = _Facts({}, {}, [], [])
+    for e in events:
+        if _key(e) != k or not is_data(e, flows):
+            continue
+        # sent_pkts: "any event whose from_node is the source node"
+        if e.from_node == fl.src_node:
+            if e.pkt_id not in f.first_sent or e.time < f.first_sent[e.pkt_id]:
+                f.first_sent[e.pkt_id] = e.time
+        # recv_pkts / rx_bytes: "`r` event whose to_node is the destination node"
+        if e.event == "r" and e.to_node == fl.dst_node:
+            f.rx_events.append((e.time, e.line_no, e.size))
+            cur = f.first_recv.get(e.pkt_id)
+            if cur is None or (e.time, e.line_no) < cur[:2]:
+                f.first_recv[e.pkt_id] = (e.time, e.line_no, e.size, e.seq)
+        # dropped_pkts: "`d` events of the flow's data packets, anywhere"
+        if e.event == "d":
+            f.drop_uids.append(e.pkt_id)
+    return f
+
+
+def _seq_key(uid: int, seq: int):
+    """Goodput counts each seq once; a packet without a seq (ns-2 writes -1) once per id."""
+    return ("pkt", uid) if seq < 0 else ("seq", seq)
+
+
+def _rate_kbps(nbytes: int, seconds: float) -> float:
+    return nbytes * 8 / 1000 / seconds
+
+
+def _delay_columns(f: _Facts, uids) -> dict:
+    """delay / jitter columns over the delivered packets among uids, in arrival order."""
+    deliveries = sorted((f.first_recv[u][:2], u) for u in uids if u in f.first_recv)
+    delays = [t - f.first_sent[u] for (t, _), u in deliveries if u in f.first_sent]
+    jit = None
+    if len(delays) >= 2:
+        jit = sum(abs(delays[i] - delays[i - 1]) for i in range(1, len(delays))) / (len(delays) - 1)
+    ms = [d * 1000 for d in delays]
+    return dict(mean_delay_ms=mean(ms), p50_delay_ms=quantile(ms, 0.5),
+                p95_delay_ms=quantile(ms, 0.95), p99_delay_ms=quantile(ms, 0.99),
+                jitter_ms=None if jit is None else jit * 1000)
+
+
+def _first_delivery_per_seq(f: _Facts) -> list:
+    """(time, line_no, payload-less size) of the first delivery of each seq (arrival order)."""
+    seen = set()
+    out = []
+    for uid, (t, line, size, seq) in sorted(f.first_recv.items(), key=lambda kv: kv[1][:2]):
+        sk = _seq_key(uid, seq)
+        if sk not in seen:
+            seen.add(sk)
+            out.append((t, line, size))
+    return out
+
+
+def flow_stats(events: list[Ev], flows: dict, run_end: float | None = None) -> dict:
+    """Flow key -> dict of the contract's flow_stats columns (plus t_run_end).
+
+    run_end: the run's `stop_s` label where it has one; None = run_end_of(events)."""
+    if run_end is None:
+        run_end = run_end_of(events)
     out = {}
     for k, fl in flows.items():
-        evs = [e for e in events if _key(e) == k and is_data(e, flows)]
-        first_sent: dict[int, float] = {}
-        first_recv: dict[int, tuple[float, int, int, int]] = {}  # uid -> (time, line, size, seq)
-        rx_bytes = 0
-        drops = 0
-        for e in evs:
-            if e.from_node == fl.src_node:
-                if e.pkt_id not in first_sent or e.time < first_sent[e.pkt_id]:
-                    first_sent[e.pkt_id] = e.time
-            if e.event == "r" and e.to_node == fl.dst_node:
-                rx_bytes += e.size
-                cur = first_recv.get(e.pkt_id)
-                if cur is None or (e.time, e.line_no) < cur[:2]:
-                    first_recv[e.pkt_id] = (e.time, e.line_no, e.size, e.seq)
-            if e.event == "d":
-                drops += 1
-        sent = len(first_sent)
-        recv = len(first_recv)
-        # deliveries in arrival order
-        deliveries = sorted(first_recv.items(), key=lambda kv: kv[1][:2])
-        delays = [t - first_sent[uid] for uid, (t, _, _, _) in deliveries if uid in first_sent]
-        seen_seq = set()
-        payload = 0
-        for uid, (t, line, size, seq) in deliveries:
-            if seq not in seen_seq:
-                seen_seq.add(seq)
-                payload += max(size - fl.hdr_bytes, 0)
-        t0 = min(first_sent.values()) if first_sent else None
-        t1 = max(t for t, _, _, _ in first_recv.values()) if first_recv else None
+        f = _facts(events, flows, k)
+        sent = len(f.first_sent)
+        recv = len(f.first_recv)
+        drops = len(f.drop_uids)
+        rx_bytes = sum(size for _, _, size in f.rx_events)
+        payload = sum(max(size - fl.hdr_bytes, 0) for _, _, size in _first_delivery_per_seq(f))
+        t_first_send = min(f.first_sent.values()) if f.first_sent else None
+        t_last_recv = max(t for t, _, _, _ in f.first_recv.values()) if f.first_recv else None
+        # throughput / goodput over the measurement window [first send, run end];
+        # 0 when nothing arrived, NULL when no send was seen or the window is not positive
         if recv == 0:
             thr = good = 0.0
-        elif t0 is None or t1 - t0 <= 0:
+        elif t_first_send is None or run_end is None or run_end - t_first_send <= 0:
             thr = good = None
         else:
-            thr = rx_bytes * 8 / 1000 / (t1 - t0)
-            good = payload * 8 / 1000 / (t1 - t0)
-        jit = None
-        if len(delays) >= 2:
-            jit = sum(abs(delays[i] - delays[i - 1]) for i in range(1, len(delays))) / (len(delays) - 1)
-        ms = [d * 1000 for d in delays]
+            thr = _rate_kbps(rx_bytes, run_end - t_first_send)
+            good = _rate_kbps(payload, run_end - t_first_send)
+        # active throughput: over [first send, last delivery] (FlowMonitor's)
+        if recv == 0:
+            active = 0.0
+        elif t_first_send is None or t_last_recv - t_first_send <= 0:
+            active = None
+        else:
+            active = _rate_kbps(rx_bytes, t_last_recv - t_first_send)
+        # in flight: sent - recv - packets dropped and never delivered
+        lost = {u for u in f.drop_uids if u not in f.first_recv}
         out[k] = dict(
             fid=fl.fid, ptype=fl.ptype, name=fl.name, src_node=fl.src_node, dst_node=fl.dst_node,
             sent_pkts=sent, recv_pkts=recv, dropped_pkts=drops, rx_bytes=rx_bytes,
-            throughput_kbps=thr, goodput_kbps=good,
-            mean_delay_ms=mean(ms), p50_delay_ms=quantile(ms, 0.5),
-            p95_delay_ms=quantile(ms, 0.95), p99_delay_ms=quantile(ms, 0.99),
-            jitter_ms=None if jit is None else jit * 1000,
+            throughput_kbps=thr, active_throughput_kbps=active, goodput_kbps=good,
+            in_flight_pkts=sent - recv - len(lost),
+            **_delay_columns(f, f.first_recv),
             pdr=recv / sent if sent else None, drop_rate=drops / sent if sent else None,
+            t_run_end=run_end,
+        )
+    return out
+
+
+def flow_stats_window(events: list[Ev], flows: dict, t0: float, t1: float) -> dict:
+    """Flow key -> the flow_stats columns over [t0, t1) only (see the module docstring)."""
+    out = {}
+    for k, fl in flows.items():
+        f = _facts(events, flows, k)
+        # packets first sent in [t0, t1): counts, delay, jitter, pdr, drop_rate, in flight
+        uids = {u for u, t in f.first_sent.items() if t0 <= t < t1}
+        sent = len(uids)
+        recv = sum(1 for u in uids if u in f.first_recv)
+        drops = sum(1 for u in f.drop_uids if u in uids)
+        lost = {u for u in f.drop_uids if u in uids and u not in f.first_recv}
+        # deliveries in [t0, t1): rx_bytes, throughput, goodput, active throughput
+        rx_in = [(t, size) for t, _, size in f.rx_events if t0 <= t < t1]
+        rx_bytes = sum(size for _, size in rx_in)
+        payload = sum(max(size - fl.hdr_bytes, 0)
+                      for t, _, size in _first_delivery_per_seq(f) if t0 <= t < t1)
+        if t1 - t0 <= 0:
+            thr = good = active = None
+        elif not rx_in:
+            thr = good = active = 0.0
+        else:
+            thr = _rate_kbps(rx_bytes, t1 - t0)
+            good = _rate_kbps(payload, t1 - t0)
+            start = max(t0, min(f.first_sent.values())) if f.first_sent else None
+            end = max(t for t, _ in rx_in)
+            active = None if start is None or end - start <= 0 else _rate_kbps(rx_bytes, end - start)
+        out[k] = dict(
+            fid=fl.fid, ptype=fl.ptype, name=fl.name, src_node=fl.src_node, dst_node=fl.dst_node,
+            sent_pkts=sent, recv_pkts=recv, dropped_pkts=drops, rx_bytes=rx_bytes,
+            throughput_kbps=thr, active_throughput_kbps=active, goodput_kbps=good,
+            in_flight_pkts=sent - recv - len(lost),
+            **_delay_columns(f, uids),
+            pdr=recv / sent if sent else None, drop_rate=drops / sent if sent else None,
+            t_run_end=t1,
         )
     return out
 
@@ -302,10 +437,16 @@ def rtt(events: list[Ev], flows: dict) -> dict:
     return out
 
 
-def all_metrics(text: str, flow_names: dict[int, str] | None = None, bin_s: float = 0.5) -> dict:
+def all_metrics(text: str, flow_names: dict[int, str] | None = None, bin_s: float = 0.5,
+                run_end: float | None = None, window: tuple[float, float] | None = None) -> dict:
+    """Every metric of one trace. run_end: the run's stop_s label, if it has one.
+    window: (t0, t1) adds "flow_stats_window"."""
     events = parse_trace(text)
     flows = find_flows(events, flow_names)
-    stats = flow_stats(events, flows)
-    return dict(events=events, flows=flows, flow_stats=stats, fairness=fairness(stats),
-                throughput_series=throughput_series(events, flows, bin_s),
-                queue_delay=queue_delay(events), rtt=rtt(events, flows))
+    stats = flow_stats(events, flows, run_end)
+    out = dict(events=events, flows=flows, flow_stats=stats, fairness=fairness(stats),
+               throughput_series=throughput_series(events, flows, bin_s),
+               queue_delay=queue_delay(events), rtt=rtt(events, flows))
+    if window is not None:
+        out["flow_stats_window"] = flow_stats_window(events, flows, *window)
+    return out

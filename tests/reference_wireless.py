@@ -17,6 +17,19 @@ Decisions where the contract leaves room:
   latest such delivery time;
 - wireless_run_stats.throughput_kbps follows the per-flow rule (0 when nothing was received,
   None when the interval is not positive).
+
+The measurement window (the shared contract's revised rule, applied to wireless as the task
+brief says; docs/contract-wireless.md still has the old text):
+- run end: the run's `stop_s` label where it has one (run_end=), else the largest time of any
+  event line (`s r f d D`, either format) in the file; M, N and S... lines do not count;
+- flow throughput_kbps = rx_bytes x 8 / 1000 / (run end - t_first_send), goodput_kbps =
+  payload / the same; active_throughput_kbps = rx_bytes x 8 / 1000 / (t_last_recv -
+  t_first_send) (the old throughput). All three: 0.0 when recv_pkts = 0 (checked first), else
+  None when the interval is <= 0 (or no send);
+- in_flight_pkts = sent_pkts - recv_pkts - dropped_pkts (the lost_with_drop packets): packets
+  still on their way at the end, or lost without a drop line;
+- wireless_run_stats.throughput_kbps = rx_bytes x 8 / 1000 / (run end - first send of any
+  flow); 0.0 when nothing was received, None when that interval is <= 0.
 """
 from __future__ import annotations
 
@@ -144,13 +157,17 @@ def mean(values):
     return sum(values) / len(values) if values else None
 
 
-def reference(path) -> dict:
+def reference(path, run_end: float | None = None) -> dict:
     with open(path) as fh:
-        return reference_text(fh.read())
+        return reference_text(fh.read(), run_end)
 
 
-def reference_text(text: str) -> dict:
+def reference_text(text: str, run_end: float | None = None) -> dict:
+    """Every wireless view of one trace. run_end: the run's stop_s label, if it has one;
+    None = the largest time of any event line."""
     lines = parse(text)
+    if run_end is None:
+        run_end = max((ln.time for ln in lines), default=None)
 
     # -- data packets and flows --------------------------------------------------------
     # "Data packet: a packet sent by an agent, i.e. with an `s` AGT line, whose ptype is not
@@ -224,15 +241,22 @@ def reference_text(text: str) -> dict:
                 continue
             seen_seq.add(seq_key)
             payload += max(s_ln.size - 40, 0) if s_ln.ptype == "tcp" else s_ln.size
-        # "throughput_kbps: rx_bytes x 8 / 1000 / (last delivery time - first send time);
-        # 0 when nothing was received; NULL when that interval is not positive."
+        # throughput_kbps / goodput_kbps over the measurement window [first send, run end];
+        # 0 when nothing was received; NULL when that interval is not positive.
         if not recv:
             thr = good = 0.0
-        elif t_last_recv - t_first_send <= 0:
+        elif run_end is None or run_end - t_first_send <= 0:
             thr = good = None
         else:
-            thr = rx_bytes * 8 / 1000 / (t_last_recv - t_first_send)
-            good = payload * 8 / 1000 / (t_last_recv - t_first_send)
+            thr = rx_bytes * 8 / 1000 / (run_end - t_first_send)
+            good = payload * 8 / 1000 / (run_end - t_first_send)
+        # active_throughput_kbps: rx_bytes x 8 / 1000 / (last delivery - first send)
+        if not recv:
+            active = 0.0
+        elif t_last_recv - t_first_send <= 0:
+            active = None
+        else:
+            active = rx_bytes * 8 / 1000 / (t_last_recv - t_first_send)
         # "jitter_ms: mean |D_i - D_(i-1)| over consecutive received packets in arrival order"
         jitter = None
         if len(delays_ms) >= 2:
@@ -243,7 +267,9 @@ def reference_text(text: str) -> dict:
             ptype=min(nm[1] for nm in names),
             sent_pkts=len(sent), recv_pkts=len(recv), dropped_pkts=len(dropped),
             tx_bytes=tx_bytes, rx_bytes=rx_bytes,
-            throughput_kbps=thr, goodput_kbps=good,
+            throughput_kbps=thr, active_throughput_kbps=active, goodput_kbps=good,
+            # in_flight_pkts: sent - recv - lost_with_drop (= dropped_pkts)
+            in_flight_pkts=len(sent) - len(recv) - len(dropped),
             mean_delay_ms=mean(delays_ms),
             p50_delay_ms=quantile(delays_ms, 0.50),
             p95_delay_ms=quantile(delays_ms, 0.95),
@@ -304,20 +330,19 @@ def reference_text(text: str) -> dict:
 
     # -- wireless_run_stats ------------------------------------------------------------
     # "over its wireless flows: n_flows, and the sums of sent_pkts, recv_pkts, dropped_pkts,
-    # rx_bytes; pdr = recv / sent; throughput_kbps = rx_bytes x 8 / 1000 / (last delivery -
-    # first send over all flows); mean_delay_ms over all received data packets (not the
+    # rx_bytes; pdr = recv / sent; throughput_kbps = rx_bytes x 8 / 1000 / (run end -
+    # first send over all flows) (the measurement window); mean_delay_ms over all received data packets (not the
     # mean of the flows' means); routing_pkts and nrl from routing_overhead."
     sent = sum(fl["sent_pkts"] for fl in flows.values())
     recv = sum(fl["recv_pkts"] for fl in flows.values())
     rx = sum(fl["rx_bytes"] for fl in flows.values())
     t0 = min((fl["t_first_send"] for fl in flows.values() if fl["t_first_send"] is not None), default=None)
-    t1 = max((fl["t_last_recv"] for fl in flows.values() if fl["t_last_recv"] is not None), default=None)
     if recv == 0:
         thr = 0.0
-    elif t1 - t0 <= 0:
+    elif t0 is None or run_end is None or run_end - t0 <= 0:
         thr = None
     else:
-        thr = rx * 8 / 1000 / (t1 - t0)
+        thr = rx * 8 / 1000 / (run_end - t0)
     run = dict(
         n_flows=len(flows), sent_pkts=sent, recv_pkts=recv,
         dropped_pkts=sum(fl["dropped_pkts"] for fl in flows.values()),

@@ -14,7 +14,7 @@ import pytest
 
 import reference_metrics as ref
 from tracekit.ingest import ingest_paths
-from tracekit.query import connect, sql_dir
+from tracekit.query import connect, sql_files
 
 TCL = Path(__file__).resolve().parent / "tcl"
 NS = shutil.which("ns") or "/usr/bin/ns"
@@ -180,6 +180,21 @@ r 1.02 0 1 tcp 1040 ------- 1 0.0 1.0 6 21
 """
 
 
+# T5: ping-like packets without sequence numbers (ns-2 writes seq -1): echo requests 0.0 -> 1.0,
+# ids 0 and 1 delivered, id 2 dropped at the source's link. A `v` line after the last event
+# does not move the run's end (only event lines count).
+T5 = """\
++ 0.1 0 1 ping 64 ------- 3 0.0 1.0 -1 0
+- 0.1 0 1 ping 64 ------- 3 0.0 1.0 -1 0
+r 0.11 0 1 ping 64 ------- 3 0.0 1.0 -1 0
++ 0.2 0 1 ping 64 ------- 3 0.0 1.0 -1 1
+- 0.2 0 1 ping 64 ------- 3 0.0 1.0 -1 1
+r 0.21 0 1 ping 64 ------- 3 0.0 1.0 -1 1
++ 0.3 0 1 ping 64 ------- 3 0.0 1.0 -1 2
+d 0.3 0 1 ping 64 ------- 3 0.0 1.0 -1 2
+v 0.5 eval {set sim_annotation {end}}
+"""
+
 @pytest.fixture(scope="module")
 def hand(tmp_path_factory):
     """A store holding T1..T4 (one run each); returns (connection, {name: run_id})."""
@@ -189,6 +204,15 @@ def hand(tmp_path_factory):
         "T2": ingest_text(data, "T2", T2),
         "T3": ingest_text(data, "T3", T3),
         "T4": ingest_text(data, "T4", T4, flow_labels={2: "TCP/Vegas"}),
+        "T5": ingest_text(data, "T5", T5),
+        # the same packets, stopped at 1.1 s by the simulation (label stop_s); another `v`
+        # line so that the content, and so the run, differs
+        "T5_stop": ingest_text(data, "T5_stop", T5 + "v 0.6 eval {set sim_annotation {x}}\n",
+                               labels={"stop_s": "1.1"}),
+        # T2 with a CBR on-period [1.05, 1.16) recorded as labels, and a seed (run_metrics)
+        "T2_on": ingest_text(data, "T2_on", T2 + "v 1.3 eval {set sim_annotation {x}}\n",
+                             labels={"cbr_start": "1.05", "cbr_stop": "1.16", "seed": "1",
+                                     "scenario": "hand"}),
     }
     return connect(data), ids
 
@@ -211,8 +235,11 @@ def test_t1_tcp_retransmission_drop_in_flight(hand):
         recv_pkts=4,        # ids 0, 3, 5, 8 reached node 2
         dropped_pkts=1,     # id 2 at 1 -> 2
         rx_bytes=3160,      # 40 + 3 x 1040
-        # first send 0.1, last delivery 0.41: 0.31 s
+        # first send 0.1, run end = last trace line 0.41 (no stop_s label): 0.31 s; the
+        # last delivery is at 0.41 too, so the active throughput is the same
         throughput_kbps=3160 * 8 / 1000 / 0.31,
+        active_throughput_kbps=3160 * 8 / 1000 / 0.31,
+        in_flight_pkts=1,   # 6 sent - 4 received - id 2 (dropped, never delivered): id 7
         # first deliveries: seq 0 (40 - 40 = 0), seq 2 (id 3: 1000), seq 1 (id 5: 1000);
         # id 8 repeats seq 2
         goodput_kbps=2000 * 8 / 1000 / 0.31,
@@ -262,8 +289,11 @@ def test_t2_shared_fid_bare_drop_16_fields(hand):
     check(fs[(0, 1, 0, 3, 0)], dict(           # A
         ptype="cbr", name=None, hdr_bytes=0,
         sent_pkts=3, recv_pkts=2, dropped_pkts=0, rx_bytes=400,   # id 4 still in flight
-        throughput_kbps=400 * 8 / 1000 / (1.14 - 1.0),
-        goodput_kbps=400 * 8 / 1000 / (1.14 - 1.0),               # CBR: no header
+        in_flight_pkts=1,
+        # window: first send 1.0 -> run end 1.2 (the last line); active: -> last delivery 1.14
+        throughput_kbps=400 * 8 / 1000 / (1.2 - 1.0),
+        active_throughput_kbps=400 * 8 / 1000 / (1.14 - 1.0),
+        goodput_kbps=400 * 8 / 1000 / (1.2 - 1.0),                # CBR: no header
         mean_delay_ms=35.0,                     # 1.03-1.00 and 1.14-1.10: 30, 40 ms
         p50_delay_ms=35.0, p95_delay_ms=30 + 0.95 * 10, p99_delay_ms=30 + 0.99 * 10,
         jitter_ms=10.0, pdr=2 / 3, drop_rate=0.0,
@@ -271,8 +301,11 @@ def test_t2_shared_fid_bare_drop_16_fields(hand):
     check(fs[(0, 0, 0, 3, 1)], dict(           # B
         sent_pkts=3,        # ids 1, 5 and id 3, whose only event is the bare `d` at node 0
         recv_pkts=1, dropped_pkts=2, rx_bytes=300,
-        throughput_kbps=300 * 8 / 1000 / (1.19 - 1.0),
-        goodput_kbps=300 * 8 / 1000 / (1.19 - 1.0),
+        in_flight_pkts=0,   # 3 sent - 1 received - ids 1 and 3 dropped
+        throughput_kbps=300 * 8 / 1000 / (1.2 - 1.0),
+        active_throughput_kbps=300 * 8 / 1000 / (1.19 - 1.0),
+        goodput_kbps=300 * 8 / 1000 / (1.2 - 1.0),
+        drops_per_s=2 / (1.2 - 1.0),
         mean_delay_ms=40.0, p50_delay_ms=40.0, p95_delay_ms=40.0, p99_delay_ms=40.0,
         jitter_ms=None,     # a single delivery
         pdr=1 / 3, drop_rate=2 / 3,
@@ -284,6 +317,18 @@ def test_t2_shared_fid_bare_drop_16_fields(hand):
     check(q[(2, 3)], dict(pkts=3, mean_ms=10 / 3, p95_ms=0.9 * 10))
 
 
+def test_t2_bottleneck_queue_delay(hand):
+    """Paper 002's latency by hand: T2 has one drop on 2 -> 3 (id 1) and one on 0 -> 2 (id 3's
+    bare `d`): a tie, broken by the longer mean wait (2 -> 3: 10/3 ms, 0 -> 2: 0 ms)."""
+    con, ids = hand
+    got = by_flow(con, "bottleneck_queue_delay", ids["T2"])
+    assert set(got) == {(0, 1, 0, 3, 0), (0, 0, 0, 3, 1)}
+    # A at 2 -> 3: id 0 waits 0, id 2 waits 1.12 - 1.11 = 10 ms; p95 rank 0.95 between 0 and 10
+    check(got[(0, 1, 0, 3, 0)], dict(from_node=2, to_node=3, link_drops=1, pkts=2, mean_ms=5.0, p95_ms=9.5))
+    # B at 2 -> 3: id 1 was dropped there (no `-`), id 5 waits 0
+    check(got[(0, 0, 0, 3, 1)], dict(from_node=2, to_node=3, link_drops=1, pkts=1, mean_ms=0.0, p95_ms=0.0))
+
+
 def test_t3_fulltcp_and_vegas(hand):
     con, ids = hand
     fs = by_flow(con, "flow_stats", ids["T3"])
@@ -291,8 +336,10 @@ def test_t3_fulltcp_and_vegas(hand):
     check(fs[(5, 0, 0, 1, 0)], dict(           # FullTcp: SYN, pure ACK, FIN are not data
         ptype="tcp", fulltcp=True, hdr_bytes=40,
         sent_pkts=2, recv_pkts=2, dropped_pkts=0, rx_bytes=1152,      # 2 x 576
-        throughput_kbps=1152 * 8 / 1000 / (0.14 - 0.12),
-        goodput_kbps=2 * 536 * 8 / 1000 / (0.14 - 0.12),
+        # first data send 0.12 (the SYN is not data), run end 0.2 (the FIN's line)
+        throughput_kbps=1152 * 8 / 1000 / (0.2 - 0.12),
+        active_throughput_kbps=1152 * 8 / 1000 / (0.14 - 0.12),
+        goodput_kbps=2 * 536 * 8 / 1000 / (0.2 - 0.12),
         mean_delay_ms=17.5,                     # 0.135-0.12, 0.14-0.12: 15, 20 ms
         p50_delay_ms=17.5, p95_delay_ms=15 + 0.95 * 5, p99_delay_ms=15 + 0.99 * 5,
         jitter_ms=5.0, pdr=1.0, drop_rate=0.0,
@@ -300,8 +347,9 @@ def test_t3_fulltcp_and_vegas(hand):
     check(fs[(6, 2, 0, 1, 1)], dict(           # Vegas: seq 0 is a 1000-byte packet, no SYN
         ptype="tcp", fulltcp=False, hdr_bytes=0, name=None,
         sent_pkts=2, recv_pkts=2, rx_bytes=2000,
-        throughput_kbps=2000 * 8 / 1000 / (0.118 - 0.1),
-        goodput_kbps=2000 * 8 / 1000 / (0.118 - 0.1),
+        throughput_kbps=2000 * 8 / 1000 / (0.2 - 0.1),
+        active_throughput_kbps=2000 * 8 / 1000 / (0.118 - 0.1),
+        goodput_kbps=2000 * 8 / 1000 / (0.2 - 0.1),
         mean_delay_ms=14.0,                     # 10 and 18 ms
         p95_delay_ms=10 + 0.95 * 8, jitter_ms=8.0,
     ))
@@ -312,7 +360,7 @@ def test_t3_fulltcp_and_vegas(hand):
     check(r[5], dict(samples=2, mean_ms=30.0, p95_ms=30.0))
     # Vegas: ack seq 1 reaches node 2 at 0.13, covering seqs 0 and 1 sent at 0.1
     check(r[6], dict(samples=2, mean_ms=30.0, p95_ms=30.0))
-    x, y = 1152 * 8 / 1000 / 0.02, 2000 * 8 / 1000 / 0.018
+    x, y = 1152 * 8 / 1000 / 0.08, 2000 * 8 / 1000 / 0.1      # the windowed throughputs
     (f,) = rows(con, "SELECT * FROM fairness WHERE run_id = ?", [ids["T3"]])
     check(f, dict(n_flows=2, jain_index=(x + y) ** 2 / (2 * (x * x + y * y)),
                   min_kbps=x, max_kbps=y, abs_diff_kbps=y - x))
@@ -323,19 +371,94 @@ def test_t4_vegas_by_name_reno_without_syn(hand):
     fs = by_flow(con, "flow_stats", ids["T4"])
     reno, vegas = fs[(1, 0, 0, 1, 0)], fs[(2, 2, 0, 1, 1)]
     check(reno, dict(name=None, hdr_bytes=40, rx_bytes=2080,
-                     throughput_kbps=2080 * 8 / 1000 / 0.02,      # 1.00 -> 1.02
+                     throughput_kbps=2080 * 8 / 1000 / 0.02,      # 1.00 -> run end 1.02
+                     active_throughput_kbps=2080 * 8 / 1000 / 0.02,
                      goodput_kbps=2 * 1000 * 8 / 1000 / 0.02))
     check(vegas, dict(name="TCP/Vegas", hdr_bytes=0, rx_bytes=2000,
-                      throughput_kbps=2000 * 8 / 1000 / 0.018,   # 1.00 -> 1.018
-                      goodput_kbps=2000 * 8 / 1000 / 0.018))
+                      throughput_kbps=2000 * 8 / 1000 / 0.02,    # 1.00 -> run end 1.02
+                      active_throughput_kbps=2000 * 8 / 1000 / 0.018,   # -> last delivery 1.018
+                      goodput_kbps=2000 * 8 / 1000 / 0.02))
+
+
+def test_t5_ping_without_seq_counts_each_packet_once(hand):
+    con, ids = hand
+    (r,) = by_flow(con, "flow_stats", ids["T5"]).values()
+    check(r, dict(
+        ptype="ping", hdr_bytes=0, sent_pkts=3, recv_pkts=2, dropped_pkts=1, in_flight_pkts=0,
+        rx_bytes=128,
+        # run end 0.3 (the last event line; the `v` line at 0.5 does not count), first send 0.1
+        t_run_end=0.3,
+        throughput_kbps=128 * 8 / 1000 / 0.2,
+        goodput_kbps=128 * 8 / 1000 / 0.2,          # both seq -1 packets count, once each
+        active_throughput_kbps=128 * 8 / 1000 / (0.21 - 0.1),
+        drops_per_s=1 / 0.2,
+    ))
+
+
+def test_stop_s_label_ends_the_measurement_window(hand):
+    con, ids = hand
+    (r,) = by_flow(con, "flow_stats", ids["T5_stop"]).values()
+    check(r, dict(
+        t_run_end=1.1,                               # the label, not the last line (0.3)
+        throughput_kbps=128 * 8 / 1000 / (1.1 - 0.1),
+        goodput_kbps=128 * 8 / 1000 / (1.1 - 0.1),
+        active_throughput_kbps=128 * 8 / 1000 / (0.21 - 0.1),   # not windowed
+        drops_per_s=1 / (1.1 - 0.1),
+    ))
+    (e,) = rows(con, "SELECT * FROM run_ends WHERE run_id = ?", [ids["T5_stop"]])
+    check(e, dict(stop_s=1.1, t_end=0.3, t_run_end=1.1))
+
+
+# flow_stats_window(1.05, 1.16) on T2, by hand:
+#  A (1.0 -> 3.0): first sent in the window: id 2 (1.1), delivered 1.14 (40 ms); deliveries in
+#    the window: id 2 (200 B); active: from max(1.05, first send 1.0) to 1.14.
+#  B (0.0 -> 3.1): first sent in the window: id 3 (bare `d` at the source at 1.05) and id 5
+#    (1.15, delivered 1.19, after the window: it counts as received, not as window bytes).
+T2_WINDOW = {
+    (0, 1, 0, 3, 0): dict(sent_pkts=1, recv_pkts=1, dropped_pkts=0, in_flight_pkts=0, rx_bytes=200,
+                          throughput_kbps=200 * 8 / 1000 / 0.11, goodput_kbps=200 * 8 / 1000 / 0.11,
+                          active_throughput_kbps=200 * 8 / 1000 / (1.14 - 1.05),
+                          mean_delay_ms=40.0, pdr=1.0, drop_rate=0.0, t_run_end=1.16),
+    (0, 0, 0, 3, 1): dict(sent_pkts=2, recv_pkts=1, dropped_pkts=1, in_flight_pkts=0, rx_bytes=0,
+                          throughput_kbps=0.0, goodput_kbps=0.0, active_throughput_kbps=0.0,
+                          mean_delay_ms=40.0, jitter_ms=None, pdr=0.5, drop_rate=0.5, t_run_end=1.16),
+}
+
+
+def test_flow_stats_window_by_hand(hand):
+    con, ids = hand
+    got = {}
+    for r in rows(con, "SELECT * FROM flow_stats_window(1.05, 1.16) WHERE run_id = ?", [ids["T2"]]):
+        got[(r["fid"], r["src_node"], r["src_port"], r["dst_node"], r["dst_port"])] = r
+    assert set(got) == set(T2_WINDOW)
+    for k, exp in T2_WINDOW.items():
+        check(got[k], exp)
+    # an empty window: no rate
+    for r in rows(con, "SELECT * FROM flow_stats_window(1.2, 1.2) WHERE run_id = ?", [ids["T2"]]):
+        assert r["throughput_kbps"] is None and r["goodput_kbps"] is None and r["sent_pkts"] == 0
+
+
+def test_onperiod_flow_stats_and_its_run_metric(hand):
+    con, ids = hand
+    got = by_flow(con, "onperiod_flow_stats", ids["T2_on"])
+    assert set(got) == set(T2_WINDOW)
+    for k, exp in T2_WINDOW.items():
+        check(got[k], exp)
+    # runs without the labels have no on-period rows
+    assert rows(con, "SELECT count(*) AS n FROM onperiod_flow_stats WHERE run_id = ?", [ids["T2"]])[0]["n"] == 0
+    m = {(r["fid"], r["src_node"]): r["value"] for r in rows(
+        con, "SELECT * FROM run_metrics WHERE run_id = ? AND metric = 'onperiod_throughput_kbps'", [ids["T2_on"]])}
+    assert m == {(0, 1): approx(200 * 8 / 1000 / 0.11), (0, 0): 0.0}
 
 
 def test_hand_traces_agree_with_reference(hand):
     """The reference implementation reproduces the hand-computed numbers too."""
     con, ids = hand
     for name, text, labels in (("T1", T1, {1: "reno"}), ("T2", T2, {}), ("T3", T3, {}),
-                               ("T4", T4, {2: "TCP/Vegas"})):
-        compare_run(con, ids[name], text, labels)
+                               ("T4", T4, {2: "TCP/Vegas"}), ("T5", T5, {})):
+        compare_run(con, ids[name], text, labels, window=(0.1, 1.16))
+    compare_run(con, ids["T5_stop"], T5, {}, run_end=1.1)
+    compare_run(con, ids["T2"], T2, {}, window=(1.05, 1.16))
 
 
 # ---------------------------------------------------------------------------------------
@@ -344,8 +467,11 @@ def test_hand_traces_agree_with_reference(hand):
 EXPECTED_COLUMNS = {
     "flows": "run_id fid src_node src_port dst_node dst_port ptype name",
     "flow_stats": "run_id fid ptype name src_node dst_node sent_pkts recv_pkts dropped_pkts "
-                  "rx_bytes throughput_kbps goodput_kbps mean_delay_ms p50_delay_ms "
-                  "p95_delay_ms p99_delay_ms jitter_ms pdr drop_rate",
+                  "rx_bytes throughput_kbps active_throughput_kbps goodput_kbps in_flight_pkts "
+                  "mean_delay_ms p50_delay_ms p95_delay_ms p99_delay_ms jitter_ms pdr drop_rate",
+    "flow_stats_window(0.0, 1.0)": "run_id fid ptype name src_node dst_node sent_pkts recv_pkts "
+                  "dropped_pkts rx_bytes throughput_kbps active_throughput_kbps goodput_kbps "
+                  "in_flight_pkts mean_delay_ms p50_delay_ms p95_delay_ms p99_delay_ms jitter_ms pdr drop_rate",
     "fairness": "run_id n_flows jain_index min_kbps max_kbps abs_diff_kbps",
     "throughput_series(1.0)": "run_id fid t kbps",
     "queue_delay": "run_id from_node to_node pkts mean_ms p95_ms",
@@ -356,19 +482,35 @@ EXPECTED_COLUMNS = {
 }
 
 
+MACRO_CALLS = {   # a call of each scalar macro, and its expected value (by hand)
+    "kbps": ("kbps(1000, 2.0)", 4.0),
+    "percentile": ("(SELECT percentile(x, 0.95) FROM (VALUES (0.0), (10.0)) t(x))", 9.5),
+    "is_data_packet": ("[is_data_packet('tcp', 40, true), is_data_packet('tcp', 40, false), "
+                       "is_data_packet('ack', 1040, NULL), is_data_packet('cbr', 10, NULL)]",
+                       [False, True, False, True]),
+    "is_routing_ptype": ("[is_routing_ptype('AODV'), is_routing_ptype('cbr'), is_routing_ptype(NULL)]",
+                         [True, False, False]),
+    "t_975": ("round(t_975(3), 6)", 3.182446),
+}
+TABLE_MACRO_ARGS = {"throughput_series": "(0.5)", "flow_stats_window": "(0.0, 1.0)",
+                    "flow_stats_in": "('run', NULL, NULL, NULL)"}
+
+
 def test_every_sql_file_loads_and_is_queryable(hand):
     con, _ = hand
-    for f in sorted(sql_dir().glob("*.sql")):
-        text = f.read_text()
-        assert text.startswith(f"-- {f.stem}"), f"{f.name} must open with '-- {f.stem}: ...'"
+    files = sql_files()
+    assert {f.layer for f in files} == {"macros", "staging", "intermediate", "metrics"}
+    for f in files:
+        assert f.text.startswith(f"-- {f.name}"), f"{f.rel} must open with '-- {f.name}: ...'"
         # to_arrow_table: fully evaluated, and timestamps need no pytz
-        if "CREATE OR REPLACE MACRO" in text and "AS TABLE" in text:
-            con.sql(f"SELECT * FROM {f.stem}(0.5)").to_arrow_table()
-        elif "CREATE OR REPLACE MACRO" in text:
-            con.sql(f"SELECT {f.stem}(3)").to_arrow_table()
+        if f.kind == "table_macro":
+            con.sql(f"SELECT * FROM {f.name}{TABLE_MACRO_ARGS[f.name]}").to_arrow_table()
+        elif f.kind == "macro":
+            call, expected = MACRO_CALLS[f.name]
+            assert con.sql(f"SELECT {call}").fetchall()[0][0] == expected, f.name
         else:
-            assert "CREATE OR REPLACE VIEW" in text, f.name
-            con.sql(f"SELECT * FROM {f.stem}").to_arrow_table()
+            assert "CREATE OR REPLACE VIEW" in f.text, f.rel
+            con.sql(f"SELECT * FROM {f.name}").to_arrow_table()
     for view, cols in EXPECTED_COLUMNS.items():
         got = [d[0] for d in con.execute(f"SELECT * FROM {view} LIMIT 0").description]
         missing = set(cols.split()) - set(got)
@@ -384,14 +526,24 @@ def test_views_on_an_empty_store(tmp_path):
 # ---------------------------------------------------------------------------------------
 # Real ns-2 runs against tests/reference_metrics.py.
 
-def compare_run(con, run_id: str, text: str, flow_names: dict, bin_s: float = 0.5) -> None:
-    m = ref.all_metrics(text, flow_names, bin_s=bin_s)
+def compare_run(con, run_id: str, text: str, flow_names: dict, bin_s: float = 0.5,
+                run_end: float | None = None, window: tuple[float, float] | None = None) -> None:
+    """Every view of one run against the reference (run_end: the run's stop_s label; window:
+    also compare flow_stats_window over it)."""
+    m = ref.all_metrics(text, flow_names, bin_s=bin_s, run_end=run_end, window=window)
     got = by_flow(con, "flow_stats", run_id)
     assert set(got) == set(m["flow_stats"])
     for key, exp in m["flow_stats"].items():
         check(got[key], exp)
         fl = m["flows"][key]
         assert (got[key]["fulltcp"], got[key]["hdr_bytes"]) == (fl.fulltcp, fl.hdr_bytes), key
+    if window is not None:
+        got_w = {}
+        for r in rows(con, "SELECT * FROM flow_stats_window(?, ?) WHERE run_id = ?", [*window, run_id]):
+            got_w[(r["fid"], r["src_node"], r["src_port"], r["dst_node"], r["dst_port"])] = r
+        assert set(got_w) == set(m["flow_stats_window"])
+        for key, exp in m["flow_stats_window"].items():
+            check(got_w[key], exp)
     (f,) = rows(con, "SELECT * FROM fairness WHERE run_id = ?", [run_id])
     check(f, m["fairness"])
     got_rtt = by_flow(con, "rtt", run_id)
@@ -420,12 +572,22 @@ def run_ns(script: str, out: Path, *args: str) -> str:
 
 
 REAL = {
-    # name: (script, args, flow names)
-    "dumbbell": ("metrics_dumbbell.tcl", ("1",), {1: "Reno", 2: "Vegas", 3: "Sack"}),
-    "dumbbell_unnamed": ("metrics_dumbbell.tcl", ("2",), {}),
-    "lossmodel": ("metrics_lossmodel.tcl", ("1",), {1: "Reno", 2: "CBR"}),
-    "fulltcp_12": ("metrics_fulltcp.tcl", ("0",), {}),
-    "fulltcp_16": ("metrics_fulltcp.tcl", ("1",), {7: "FullTcp", 8: "FullTcp/Sack"}),
+    # name: (script, args, flow names, labels, window for flow_stats_window)
+    "dumbbell": ("metrics_dumbbell.tcl", ("1",), {1: "Reno", 2: "Vegas", 3: "Sack"}, {}, (1.0, 3.0)),
+    "dumbbell_unnamed": ("metrics_dumbbell.tcl", ("2",), {}, {}, None),
+    # stopped at 4.0 s by the script: the label says so
+    "dumbbell_stop": ("metrics_dumbbell.tcl", ("3",), {1: "Reno", 2: "Vegas", 3: "Sack"},
+                      {"stop_s": "4.0"}, (0.5, 2.0)),
+    "lossmodel": ("metrics_lossmodel.tcl", ("1",), {1: "Reno", 2: "CBR"}, {}, (0.5, 2.5)),
+    "fulltcp_12": ("metrics_fulltcp.tcl", ("0",), {}, {}, (0.2, 1.0)),
+    "fulltcp_16": ("metrics_fulltcp.tcl", ("1",), {7: "FullTcp", 8: "FullTcp/Sack"}, {}, None),
+    # a TCP flow starved by 10 Mb/s of CBR, and pings (seq -1); sources stop at 4 s, the
+    # simulation at 5 s (stop_s), the CBR burst is on in [0.5, 4.0) (paper 004, exp. 3 labels)
+    "starved": ("metrics_starved.tcl", ("0.5", "4.0", "4.0", "5.0"), {1: "Reno", 2: "CBR", 3: "Ping"},
+                {"stop_s": "5.0", "cbr_start": "0.5", "cbr_stop": "4.0"}, (1.0, 4.5)),
+    # the same without a stop_s label (so the run ends at its last line), CBR from 0.4 s
+    "starved_nolabel": ("metrics_starved.tcl", ("0.4", "4.0", "4.0", "5.0"), {1: "Reno", 2: "CBR"},
+                        {}, (0.0, 2.0)),
 }
 
 
@@ -436,9 +598,9 @@ def real(tmp_path_factory):
     d = tmp_path_factory.mktemp("real")
     data = d / "store"
     out = {}
-    for name, (script, args, names) in REAL.items():
+    for name, (script, args, names, labels, _) in REAL.items():
         text = run_ns(script, d / f"{name}.tr", *args)
-        (res,) = ingest_paths(data, [d / f"{name}.tr"], flow_labels=names)
+        (res,) = ingest_paths(data, [d / f"{name}.tr"], flow_labels=names, labels=labels or None)
         assert res.status == "added", res.message
         out[name] = (res.run_id, text, names)
     return connect(data), out
@@ -449,7 +611,81 @@ def real(tmp_path_factory):
 def test_real_run_matches_reference(real, name):
     con, runs = real
     run_id, text, names = runs[name]
-    compare_run(con, run_id, text, names)
+    labels, window = REAL[name][3], REAL[name][4]
+    stop = float(labels["stop_s"]) if "stop_s" in labels else None
+    compare_run(con, run_id, text, names, run_end=stop, window=window)
+
+
+@needs_ns
+def test_onperiod_matches_reference_window(real):
+    """onperiod_flow_stats is flow_stats_window over the run's own [cbr_start, cbr_stop)."""
+    con, runs = real
+    run_id, text, names = runs["starved"]
+    labels = REAL["starved"][3]
+    exp = ref.flow_stats_window(ref.parse_trace(text), ref.find_flows(ref.parse_trace(text), names),
+                                float(labels["cbr_start"]), float(labels["cbr_stop"]))
+    got = by_flow(con, "onperiod_flow_stats", run_id)
+    assert set(got) == set(exp)
+    for key, e in exp.items():
+        check(got[key], e)
+
+
+def bottleneck_by_hand(text: str, names: dict) -> dict:
+    """A second reading of bottleneck_queue_delay's definition, straight from the trace lines:
+    the link with the most `d` lines (ties: the longest mean wait of all its packets, then the
+    lowest nodes); per flow, the mean wait there of its data packets, in ms."""
+    events = ref.parse_trace(text)
+    flows = ref.find_flows(events, names)
+    drops: dict = {}
+    t_in: dict = {}
+    waits: dict = {}            # link -> [(event, wait)]
+    for e in events:
+        link = (e.from_node, e.to_node)
+        if e.event == "d":
+            drops[link] = drops.get(link, 0) + 1
+        elif e.event == "+" and (link, e.pkt_id) not in t_in:
+            t_in[(link, e.pkt_id)] = (e, e.time)
+        elif e.event == "-" and (link, e.pkt_id) in t_in and t_in[(link, e.pkt_id)] is not None:
+            first, t = t_in[(link, e.pkt_id)]
+            waits.setdefault(link, []).append((first, e.time - t))
+            t_in[(link, e.pkt_id)] = None          # only the first `-` counts
+    link = min(waits, key=lambda ln: (-drops.get(ln, 0), -sum(w for _, w in waits[ln]) / len(waits[ln]), ln))
+    out: dict = {}
+    for e, w in waits[link]:
+        if ref.is_data(e, flows):
+            out.setdefault((e.fid, e.src_node, e.src_port, e.dst_node, e.dst_port), []).append(w * 1000)
+    return {k: (link, len(v), sum(v) / len(v)) for k, v in out.items()}
+
+
+@needs_ns
+@pytest.mark.parametrize("name", ["dumbbell", "lossmodel", "starved"])
+def test_bottleneck_queue_delay_on_real_runs(real, name):
+    con, runs = real
+    run_id, text, names = runs[name]
+    exp = bottleneck_by_hand(text, names)
+    got = by_flow(con, "bottleneck_queue_delay", run_id)
+    assert set(got) == set(exp) and exp
+    for k, (link, n, mean_ms) in exp.items():
+        assert (got[k]["from_node"], got[k]["to_node"]) == link
+        assert got[k]["pkts"] == n
+        assert got[k]["mean_ms"] == approx(mean_ms)
+
+
+@needs_ns
+def test_starved_flow_is_reported_starved(real):
+    """The case that motivated the revised window: TCP starved after ~0.9 s of a 5 s run."""
+    con, runs = real
+    fs = {r["name"]: r for r in by_flow(con, "flow_stats", runs["starved"][0]).values()}
+    tcp = fs["Reno"]
+    assert tcp["t_last_recv"] < 1.5 and tcp["t_run_end"] == 5.0
+    # windowed: the bytes over 4.9 s; active (FlowMonitor's): the same bytes over ~0.8 s
+    assert tcp["throughput_kbps"] < tcp["active_throughput_kbps"] / 4
+    assert tcp["throughput_kbps"] == approx(tcp["rx_bytes"] * 8 / 1000 / (5.0 - tcp["t_first_send"]))
+    ping = fs["Ping"]
+    assert ping["ptype"] == "ping" and ping["recv_pkts"] >= 2 and ping["goodput_kbps"] > 0
+    seqs = con.execute("SELECT DISTINCT seq FROM data_events WHERE run_id = ? AND ptype = 'ping'",
+                       [runs["starved"][0]]).fetchall()
+    assert seqs == [(-1,)]
 
 
 @needs_ns
@@ -513,8 +749,11 @@ def test_replication_stats_against_scipy(tmp_path):
     ingest_paths(data, [trace], labels={"scenario": "dumbbell", "queue": "RED"}, flow_labels=names)
 
     con = connect(data)
-    per_run = rows(con, "SELECT s.*, r.seed FROM flow_stats s JOIN runs r USING (run_id) "
-                        "WHERE r.labels['queue'] = 'RED' AND r.seed IS NOT NULL")
+    from tracekit.catalogue import metric
+
+    def per_run(view):   # the RED runs' rows of a flow-level view (flow_stats, rtt, ...)
+        return rows(con, f"SELECT s.*, r.seed FROM {view} s JOIN runs r USING (run_id) "
+                         "WHERE r.labels['queue'] = 'RED' AND r.seed IS NOT NULL")
     jain = rows(con, "SELECT f.*, r.seed FROM fairness f JOIN runs r USING (run_id) "
                      "WHERE r.labels['queue'] = 'RED' AND r.seed IS NOT NULL")
     got = rows(con, "SELECT * FROM replication_stats WHERE config = 'queue=RED,scenario=dumbbell'")
@@ -532,10 +771,11 @@ def test_replication_stats_against_scipy(tmp_path):
         if r["metric"] == "jain_index":
             values = [j["jain_index"] for j in jain]
         else:
-            values = [x[r["metric"]] for x in per_run
+            m = metric(r["metric"])          # where the catalogue says it is read from
+            values = [x[m.source_column] for x in per_run(m.source_view)
                       if (x["fid"], x["src_node"], x["src_port"], x["dst_node"], x["dst_port"])
                       == (r["fid"], r["src_node"], r["src_port"], r["dst_node"], r["dst_port"])
-                      and x[r["metric"]] is not None]
+                      and x[m.source_column] is not None]
         n, mean, sd, half = expect(values)
         assert r["n_runs"] == n == 4
         assert r["mean"] == pytest.approx(mean, rel=1e-9)
@@ -546,7 +786,8 @@ def test_replication_stats_against_scipy(tmp_path):
     # every row was checked, and the five classic metrics and Jain's index are among them
     assert checked == len(got)
     assert {r["metric"] for r in got} >= {"throughput_kbps", "goodput_kbps", "mean_delay_ms", "pdr",
-                                           "drop_rate", "jain_index"}
+                                           "drop_rate", "jain_index", "rtt_mean_ms",
+                                           "bottleneck_queue_delay_ms", "drops_per_s"}
     assert sum(r["metric"] == "throughput_kbps" for r in got) == 6
     assert any(r["stddev"] > 0 for r in got if r["metric"] == "throughput_kbps")
 
@@ -581,3 +822,12 @@ def test_cbr_flow_agrees_with_shared_analyze_wired(real, tmp_path):
     assert abs(r["mean_delay_ms"] - float(delay)) <= 0.005 + 1e-9
     assert abs(r["jitter_ms"] - float(jitter)) <= 0.005 + 1e-9
     assert abs(r["pdr"] - float(pdr)) <= 0.0005 + 1e-9
+    # its throughput is rx bytes over [t0, last delivery]: from the flow's first send, that is
+    # the old definition, which the contract keeps as active_throughput_kbps
+    t0 = repr(r["t_first_send"])
+    out = subprocess.run([sys.executable, str(ANALYZE_WIRED), str(trace), "3", "7", t0],
+                         capture_output=True, text=True, check=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("fid 4:"))
+    thr = float(re.search(r"throughput ([\d.]+) kb/s", line).group(1))
+    assert abs(r["active_throughput_kbps"] - thr) <= 0.05 + 1e-9
+    assert r["throughput_kbps"] < r["active_throughput_kbps"]     # the CBR stops before the run

@@ -199,8 +199,11 @@ HAND_TCP = dict(
     dropped_pkts=1,         # uid 2 (IFQ); uid 1's COL was retried and delivered
     tx_bytes=40 + 4 * 1040,             # 4200
     rx_bytes=40 + 3 * 1040,             # 3160 (the `s` AGT sizes of uids 0, 1, 5, 6)
-    # first send 0.90, last delivery 1.32: 0.42 s
+    # first send 0.90, run end 1.32 (the last event line; no stop_s label): 0.42 s; the last
+    # delivery is at 1.32 too, so the active throughput is the same
     throughput_kbps=3160 * 8 / 1000 / 0.42,
+    active_throughput_kbps=3160 * 8 / 1000 / 0.42,
+    in_flight_pkts=0,       # 5 sent - 4 received - uid 2 (dropped)
     # first delivery of each seq: seq 0 (uid 0) 40 - 40 = 0, seq 1 (uid 1) 1000,
     # seq 2 (uid 5) 1000; uid 6 repeats seq 1
     goodput_kbps=2000 * 8 / 1000 / 0.42,
@@ -221,8 +224,10 @@ HAND_CBR = dict(
     recv_pkts=1,            # uid 7
     dropped_pkts=0,         # uid 8 in flight; the lost AODV frame with uid 8 is not it
     tx_bytes=400, rx_bytes=200,                 # not the 220 of the `r` AGT line
-    throughput_kbps=200 * 8 / 1000 / 0.01,      # 1.05 -> 1.06: 160 kbps
-    goodput_kbps=200 * 8 / 1000 / 0.01,         # CBR: the whole size
+    throughput_kbps=200 * 8 / 1000 / 0.27,      # first send 1.05 -> run end 1.32
+    goodput_kbps=200 * 8 / 1000 / 0.27,         # CBR: the whole size
+    active_throughput_kbps=200 * 8 / 1000 / 0.01,   # 1.05 -> last delivery 1.06: 160 kbps
+    in_flight_pkts=1,                           # uid 8
     mean_delay_ms=10.0, p50_delay_ms=10.0, p95_delay_ms=10.0, p99_delay_ms=10.0,
     jitter_ms=None,                             # a single delivery
     pdr=0.5, drop_rate=0.0,
@@ -245,7 +250,7 @@ HAND_FORWARDING = {
 HAND_RUN = dict(
     n_flows=2, sent_pkts=7, recv_pkts=5, dropped_pkts=1, pdr=5 / 7,
     rx_bytes=3160 + 200,
-    throughput_kbps=3360 * 8 / 1000 / (1.32 - 0.90),    # 64 kbps
+    throughput_kbps=3360 * 8 / 1000 / (1.32 - 0.90),    # first send -> run end: 64 kbps
     mean_delay_ms=(20 + 30 + 10 + 50 + 20) / 5,         # over all 5 deliveries: 26
     routing_pkts=4, nrl=0.8,
 )
@@ -298,7 +303,29 @@ def hand(tmp_path_factory):
         (res,) = ingest_paths(data, [path])
         assert res.status == "added", res.message
         ids[fmt] = res.run_id
+    # the new-format trace again, stopped at 2.0 s by the simulation (label stop_s); an extra
+    # M line (not an event line) makes it another run
+    path = data.parent / "hand_stop.tr"
+    path.write_text(HAND_NEW + "M 1.40000 1 (210.00, 100.00, 0.00), (200.00, 150.00), 5.00\n")
+    (res,) = ingest_paths(data, [path], labels={"stop_s": "2.0"})
+    ids["stop"] = res.run_id
     return connect(data), ids
+
+
+def test_hand_trace_stop_s(hand):
+    """With stop_s = 2.0: TCP 3160 B over 2.0 - 0.90, CBR 200 B over 2.0 - 1.05 (by hand),
+    and the reference agrees on every view."""
+    con, ids = hand
+    fs = by_flow(con, "wireless_flow_stats", ids["stop"])
+    check(fs[(1, 0, 0, 2, 0)], dict(throughput_kbps=3160 * 8 / 1000 / 1.1,
+                                    goodput_kbps=2000 * 8 / 1000 / 1.1,
+                                    active_throughput_kbps=3160 * 8 / 1000 / 0.42, t_run_end=2.0))
+    check(fs[(2, 1, 0, 2, 1)], dict(throughput_kbps=200 * 8 / 1000 / 0.95,
+                                    active_throughput_kbps=200 * 8 / 1000 / 0.01, in_flight_pkts=1))
+    (rs,) = rows(con, "SELECT * FROM wireless_run_stats WHERE run_id = ?", [ids["stop"]])
+    check(rs, dict(throughput_kbps=3360 * 8 / 1000 / (2.0 - 0.90)))
+    text = HAND_NEW + "M 1.40000 1 (210.00, 100.00, 0.00), (200.00, 150.00), 5.00\n"
+    compare_views(con, ids["stop"], ref.reference_text(text, run_end=2.0), "hand stop_s")
 
 
 @pytest.mark.parametrize("fmt", ["old", "new"])
@@ -375,13 +402,25 @@ def traces(tmp_path_factory):
     return out
 
 
+# The DSR runs are ingested with a stop_s label (a stand-in: as if the simulation had run to
+# 20 s, while the trace's last line is at 15 s), so the measurement window ends there.
+STOP_S = {"DSR": 20.0}
+
+
+def expected(traces, case) -> dict:
+    """The reference result of a case, with the run's stop_s where it has one."""
+    path, exp = traces[case]
+    return ref.reference(path, run_end=STOP_S[case[1]]) if case[1] in STOP_S else exp
+
+
 @pytest.fixture(scope="module")
 def real(traces, tmp_path_factory):
     """The traces ingested into one store: (connection, {case: run_id})."""
     data = tmp_path_factory.mktemp("wireless_store") / "store"
     ids = {}
     for case, (path, _) in traces.items():
-        (res,) = ingest_paths(data, [path])
+        stop = STOP_S.get(case[1])
+        (res,) = ingest_paths(data, [path], labels={"stop_s": str(stop)} if stop else None)
         assert res.status == "added", f"{path.name}: {res.message}"
         ids[case] = res.run_id
     return connect(data), ids
@@ -392,7 +431,7 @@ def real(traces, tmp_path_factory):
 @pytest.mark.parametrize("case", RUNS, ids=run_id_name)
 def test_real_run_matches_reference(real, traces, case):
     con, ids = real
-    _, exp = traces[case]
+    exp = expected(traces, case)
     compare_views(con, ids[case], exp, run_id_name(case))
     fids = {k[0] for k in exp["flows"]}
     assert fids == ({None} if case[0] == "old" else {1, 2, 3})   # old format: no fid

@@ -1,8 +1,10 @@
-"""The metric catalogue (sql/catalogue.toml): the one list of metrics, with what each means.
+"""The metric catalogue (sql/catalogue.toml): the one list of metrics, with what each means,
+and the columns of every view.
 
 Everything that shows, ranks or aggregates a metric (the CLI, the dashboard, run_metrics and
 replication_stats through the `metric_catalogue` table, the docs) reads it from here, so a
-metric is added in one place. The file is data; this module only loads and checks it.
+metric is added in one place; tests check every view's columns against `views()`. The file is
+data; this module only loads and checks it.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 from .errors import TracekitError
 
 LEVELS = ("flow", "run")
-_KEYS = {"title", "unit", "higher_is_better", "min", "max", "level", "source", "description"}
+_KEYS = {"title", "unit", "higher_is_better", "min", "max", "level", "source", "description", "nullable"}
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class Metric:
     description: str
     min: float | None = None
     max: float | None = None
+    nullable: bool = True       # False: the source view never returns NULL for it
 
     @property
     def axis(self) -> str:
@@ -39,6 +42,33 @@ class Metric:
     def in_range(self, value: float) -> bool:
         return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
 
+    def check(self, value) -> str | None:
+        """Why a value of this metric is invalid (None when it passes its checks)."""
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return None if self.nullable else f"{self.name}: NULL, but declared not nullable"
+        if not self.in_range(value):
+            return f"{self.name}: {value} outside [{self.min}, {self.max}]"
+        return None
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    description: str
+    metric: str | None = None   # the metric this column holds, if it is one
+
+
+@dataclass(frozen=True)
+class View:
+    """A view (or table macro) of sql/ and its columns in order."""
+    name: str
+    description: str
+    columns: tuple[Column, ...]
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
 
 def catalogue_path() -> Path:
     from .query import sql_dir
@@ -46,11 +76,16 @@ def catalogue_path() -> Path:
 
 
 @lru_cache(maxsize=4)
-def _load(path: str) -> dict[str, Metric]:
+def _read(path: str) -> dict:
     try:
-        data = tomllib.loads(Path(path).read_text())
+        return tomllib.loads(Path(path).read_text())
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise TracekitError(f"{path}: {e}") from None
+
+
+@lru_cache(maxsize=4)
+def _load(path: str) -> dict[str, Metric]:
+    data = _read(path)
     out: dict[str, Metric] = {}
     for name, m in data.get("metrics", {}).items():
         unknown = set(m) - _KEYS
@@ -69,7 +104,31 @@ def _load(path: str) -> dict[str, Metric]:
             if b is not None and not math.isfinite(b):
                 raise TracekitError(f"{path}: metric {name}: min/max must be finite")
         out[name] = Metric(name, m["title"], m["unit"], bool(m["higher_is_better"]), m["level"],
-                           view, column, m["description"], lo, hi)
+                           view, column, m["description"], lo, hi, bool(m.get("nullable", True)))
+    return out
+
+
+@lru_cache(maxsize=4)
+def _load_views(path: str) -> dict[str, View]:
+    data = _read(path)
+    mets = _load(path)
+    raw = data.get("views", {})
+    out: dict[str, View] = {}
+    for name, v in raw.items():
+        if "description" not in v or ("columns" in v) == ("columns_of" in v):
+            raise TracekitError(f"{path}: view {name}: needs a description and either columns or columns_of")
+        src = v.get("columns") or raw.get(v["columns_of"], {}).get("columns")
+        if src is None:
+            raise TracekitError(f"{path}: view {name}: columns_of names no view with columns")
+        cols = []
+        for c, d in src.items():
+            if isinstance(d, dict):
+                if set(d) != {"metric"} or d["metric"] not in mets:
+                    raise TracekitError(f"{path}: view {name}: column {c}: {{ metric = NAME }} must name a catalogued metric")
+                cols.append(Column(c, mets[d["metric"]].description, d["metric"]))
+            else:
+                cols.append(Column(c, str(d)))
+        out[name] = View(name, v["description"], tuple(cols))
     return out
 
 
@@ -86,14 +145,48 @@ def metric(name: str) -> Metric:
         raise TracekitError(f"unknown metric {name!r}; known: {', '.join(metrics())}") from None
 
 
+def views() -> dict[str, View]:
+    """Every catalogued view (and table macro) with its columns, in file order."""
+    return _load_views(str(catalogue_path()))
+
+
+def view(name: str) -> View:
+    try:
+        return views()[name]
+    except KeyError:
+        raise TracekitError(f"unknown view {name!r}; known: {', '.join(views())}") from None
+
+
 def create_catalogue_table(con) -> None:
     """The catalogue as the table `metric_catalogue` on a DuckDB connection (queryable by
     users, and what run_metrics joins to pick and name its metrics)."""
     rows = [(m.name, m.title, m.unit, m.description, m.higher_is_better, m.level,
-             m.source_view, m.source_column, m.min, m.max) for m in metrics().values()]
+             m.source_view, m.source_column, m.min, m.max, m.nullable) for m in metrics().values()]
     con.execute(
         "CREATE OR REPLACE TABLE metric_catalogue (metric VARCHAR, title VARCHAR, unit VARCHAR, "
         "description VARCHAR, higher_is_better BOOLEAN, level VARCHAR, source_view VARCHAR, "
-        "source_column VARCHAR, min_value DOUBLE, max_value DOUBLE)")
+        "source_column VARCHAR, min_value DOUBLE, max_value DOUBLE, nullable BOOLEAN)")
     if rows:
-        con.executemany("INSERT INTO metric_catalogue VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        con.executemany("INSERT INTO metric_catalogue VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def metrics_markdown() -> str:
+    """The metric table of docs/metrics.md, made from the catalogue (the docs read the
+    catalogue too: `python -m tracekit.catalogue > docs/metrics.md`; a test checks it is
+    current)."""
+    out = ["# Metrics", "",
+           "Generated from `sql/catalogue.toml` by `python -m tracekit.catalogue > docs/metrics.md`;",
+           "do not edit by hand. `run_metrics` and `replication_stats` hold exactly these metrics.", "",
+           "| metric | title | unit | better | range | level | source | definition |",
+           "|---|---|---|---|---|---|---|---|"]
+    for m in metrics().values():
+        rng = f"[{'' if m.min is None else f'{m.min:g}'}, {'' if m.max is None else f'{m.max:g}'}]"
+        if not m.nullable:
+            rng += ", not NULL"
+        out.append(f"| `{m.name}` | {m.title} | {m.unit} | {'higher' if m.higher_is_better else 'lower'} "
+                   f"| {rng} | {m.level} | `{m.source_view}.{m.source_column}` | {m.description} |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(metrics_markdown(), end="")

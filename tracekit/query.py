@@ -1,12 +1,17 @@
 """DuckDB over the Parquet store: the `raw_*` views over the files, then every view in sql/.
 
 Nothing is copied into a database file: each connection is in memory and reads the run
-files where they lie. `sql/` is read at run time; a file may use views defined by other
-files, whatever their names, because files whose dependencies are missing are retried.
+files where they lie. `sql/` is read at run time, in layers (staging/, intermediate/,
+metrics/, macros/); each file defines the one view or macro named by its file name and
+declares what it uses on a `-- uses: a, b` header line, and the files are loaded in that
+declared dependency order (a cycle or an unknown name is an error, not a retry).
 """
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import duckdb
@@ -17,6 +22,11 @@ from .errors import TracekitError
 from .schema import RUNS, TABLES
 from .store import Store
 
+LAYERS = ("macros", "staging", "intermediate", "metrics")
+# names the Python side defines before any sql/ file: the raw tables and the catalogue
+BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLES), "metric_catalogue"})
+_USES = re.compile(r"^--\s*uses:(.*)$", re.MULTILINE)
+
 
 def sql_dir() -> Path:
     """sql/ ships inside the installed package; in a source checkout it is at the top."""
@@ -25,6 +35,80 @@ def sql_dir() -> Path:
         if cand.is_dir():
             return cand
     raise TracekitError("the sql/ views directory is missing from this installation")
+
+
+@dataclass(frozen=True)
+class SqlFile:
+    """One sql/ file: the view or macro `name` it defines, and the names it declares using."""
+    name: str
+    path: Path
+    layer: str
+    uses: tuple[str, ...]
+    text: str
+
+    @property
+    def rel(self) -> str:
+        return f"sql/{self.layer}/{self.path.name}"
+
+    @property
+    def kind(self) -> str:
+        """'view', 'macro' (scalar) or 'table_macro'."""
+        if "CREATE OR REPLACE MACRO" in self.text:
+            return "table_macro" if re.search(r"\)\s+AS\s+TABLE\b", self.text) else "macro"
+        return "view"
+
+
+def _parse(path: Path, layer: str) -> SqlFile:
+    text = path.read_text()
+    m = _USES.search(text)
+    if m is None:
+        raise TracekitError(f"sql/{layer}/{path.name}: no '-- uses:' header line (write '-- uses:' alone if it uses nothing)")
+    uses = tuple(sorted({u.strip() for u in m.group(1).split(",") if u.strip()}))
+    return SqlFile(path.stem, path, layer, uses, text)
+
+
+@lru_cache(maxsize=8)
+def _ordered(root: str, stamp: tuple) -> tuple[SqlFile, ...]:
+    files: dict[str, SqlFile] = {}
+    for layer in LAYERS:
+        for p in sorted((Path(root) / layer).glob("*.sql")):
+            f = _parse(p, layer)
+            if f.name in files or f.name in BASE_NAMES:
+                raise TracekitError(f"{f.rel}: the name {f.name!r} is defined twice")
+            files[f.name] = f
+    for f in files.values():
+        for u in f.uses:
+            if u not in files and u not in BASE_NAMES:
+                raise TracekitError(f"{f.rel}: uses unknown view or macro {u!r}")
+            if u == f.name:
+                raise TracekitError(f"{f.rel}: uses itself")
+    # depth-first topological order; files of one depth keep layer then name order
+    order: list[SqlFile] = []
+    state: dict[str, int] = {}           # 1 = on the current path, 2 = done
+
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == 2 or name in BASE_NAMES:
+            return
+        if state.get(name) == 1:
+            cyc = path[path.index(name):] + [name]
+            raise TracekitError(f"sql/: views depend on each other in a cycle: {' -> '.join(cyc)}")
+        state[name] = 1
+        for u in files[name].uses:
+            visit(u, path + [name])
+        state[name] = 2
+        order.append(files[name])
+
+    for name in files:
+        visit(name, [])
+    return tuple(order)
+
+
+def sql_files() -> list[SqlFile]:
+    """Every sql/ file, in an order where each comes after everything it declares it uses."""
+    root = sql_dir()
+    paths = sorted(root.glob("*/*.sql"))
+    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+    return list(_ordered(str(root), stamp))
 
 
 def _raw_view(con: duckdb.DuckDBPyConnection, store: Store, name: str, schema: pa.Schema) -> None:
@@ -60,28 +144,19 @@ def _duck_type(t: pa.DataType) -> str:
 
 
 def define_views(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
-    """Create raw_* and every sql/ view on `con`; returns the sql/ view names."""
+    """Create raw_* and every sql/ view and macro on `con`, in dependency order; returns
+    their names in that order."""
+    files = sql_files()
     _raw_view(con, store, "runs", RUNS)
     for name, schema in TABLES.items():
         _raw_view(con, store, name, schema)
     create_catalogue_table(con)
-    pending = sorted(sql_dir().glob("*.sql"))
-    names = []
-    while pending:
-        failed = []
-        for f in pending:
-            try:
-                con.execute(f.read_text())
-                names.append(f.stem)
-            except duckdb.CatalogException as e:     # a view it uses is not defined yet
-                failed.append((f, e))
-            except duckdb.Error as e:
-                raise TracekitError(f"sql/{f.name}: {str(e).splitlines()[0]}") from None
-        if len(failed) == len(pending):
-            f, e = failed[0]
-            raise TracekitError(f"sql/{f.name}: {str(e).splitlines()[0]}")
-        pending = [f for f, _ in failed]
-    return names
+    for f in files:
+        try:
+            con.execute(f.text)
+        except duckdb.Error as e:
+            raise TracekitError(f"{f.rel}: {str(e).splitlines()[0]}") from None
+    return [f.name for f in files]
 
 
 def connect(data_dir: str | os.PathLike, read_only_sql: bool = True) -> duckdb.DuckDBPyConnection:

@@ -1,4 +1,0 @@
--- annotations: the 'v' lines of wired traces (trace-annotate text, link-down/link-up),
--- verbatim after the time field.
-CREATE OR REPLACE VIEW annotations AS
-SELECT run_id, line_no, time, text FROM raw_annotations;

@@ -1,0 +1,138 @@
+-- flow_stats_in(mode, t0, t1, kind): the one definition of every per-flow metric, over all_flows
+-- and packets (of the trace kind `kind`, 'wired' or 'wireless'; NULL: both), for three kinds
+-- of window (a table macro; use it through flow_stats, flow_stats_window, onperiod_flow_stats
+-- and wireless_flow_stats). mode 'run': the measurement window of
+-- CONTRACT.md, [the flow's first send, the run's end (run_ends.t_run_end)], every packet and
+-- every delivery counted; 'window': [t0, t1) in every run; 'onperiod': [cbr_start, cbr_stop)
+-- of each run that has those labels (run_ends); 'run+onperiod': both at once (run_metrics: the
+-- packets are read once). Columns, per flow and window (window_kind: 'run', 'window' or
+-- 'onperiod'; the views drop it):
+-- sent_pkts: packets with a first send (leaving the source) -- in a window, those first sent in
+--   [t0, t1); recv_pkts: those of them delivered at the destination (at any time);
+--   dropped_pkts: their drops (packets.drops: wired `d` events anywhere, wireless
+--   lost_with_drop); in_flight_pkts = sent_pkts - recv_pkts - those of them dropped and never
+--   delivered; pdr = recv / sent, drop_rate = dropped / sent (NULL when nothing was sent);
+--   tx_bytes: their sent sizes summed;
+-- delay (first delivery - first send, of those delivered; mean, p50, p95, p99 with
+--   percentile) and jitter_ms = mean |D_i - D_(i-1)| over them in arrival (trace line) order;
+-- rx_bytes: bytes delivered (packets.rx_bytes) -- in a window, of deliveries in [t0, t1)
+--   (a packet's deliveries are placed at its first one);
+-- throughput_kbps = kbps(rx_bytes, window length); the length is run end - first send for
+--   'run', t1 - t0 otherwise; goodput_kbps = kbps(payload, the same length), payload = the
+--   payload_bytes of the first delivery (trace line order) of each seq_key (a packet without
+--   one counts by its id) -- in a window, those whose first delivery lies in [t0, t1);
+-- active_throughput_kbps = kbps(rx_bytes, last delivery - first send): ns-3 FlowMonitor's
+--   definition; in a window, last delivery in it - max(t0, the flow's first send);
+-- 'run': all three are 0.0 when nothing was delivered, else NULL when no send was seen or the
+--   length is not positive. Window: NULL when t1 - t0 is not positive (checked first), else
+--   0.0 when nothing was delivered in it; active NULL when its interval is not positive.
+-- drops_per_s = dropped_pkts / window length (paper 002's packet drop), NULL when the length is
+--   not positive or unknown;
+-- t_first_send, t_last_recv: first send and last delivery counted (s); t_run_end: the end of
+--   the window (s); src_port, dst_port, fulltcp, hdr_bytes from all_flows.
+-- uses: all_flows, packets, run_ends, kbps, percentile
+CREATE OR REPLACE MACRO flow_stats_in(mode, t0, t1, kind) AS TABLE
+WITH win AS MATERIALIZED (  -- one window per run
+    SELECT run_id, 'run' AS window_kind, true AS whole, CAST(NULL AS DOUBLE) AS w0, t_run_end AS w1
+    FROM run_ends WHERE mode IN ('run', 'run+onperiod')
+    UNION ALL
+    SELECT run_id, 'window', false, CAST(t0 AS DOUBLE), CAST(t1 AS DOUBLE)
+    FROM run_ends WHERE mode = 'window'
+    UNION ALL
+    SELECT run_id, 'onperiod', false, cbr_start, cbr_stop
+    FROM run_ends
+    WHERE mode IN ('onperiod', 'run+onperiod') AND cbr_start IS NOT NULL AND cbr_stop IS NOT NULL
+),
+fl AS MATERIALIZED (  -- the flows of those runs, numbered for cheap joins
+    SELECT f.*, w.window_kind, w.whole, w.w0, w.w1, row_number() OVER () AS flow_no
+    FROM all_flows f JOIN win w USING (run_id)
+    WHERE kind IS NULL OR f.trace_kind = kind
+),
+pk AS MATERIALIZED (
+    SELECT f.flow_no, p.pkt_id, p.seq_key, p.size, p.payload_bytes, p.t_sent, p.t_recv,
+           p.recv_line, p.rx_bytes, p.drops,
+           f.whole OR (p.t_sent >= f.w0 AND p.t_sent < f.w1) AS sent_in,
+           p.t_recv IS NOT NULL AND (f.whole OR (p.t_recv >= f.w0 AND p.t_recv < f.w1)) AS recv_in
+    FROM packets p
+    JOIN fl f
+      ON p.run_id = f.run_id AND p.fid IS NOT DISTINCT FROM f.fid
+     AND p.src_node = f.src_node AND p.src_port = f.src_port
+     AND p.dst_node = f.dst_node AND p.dst_port = f.dst_port
+    WHERE kind IS NULL OR p.trace_kind = kind   -- a constant: prunes the other kind's packets
+),
+agg AS (
+    SELECT flow_no,
+           count(t_sent) FILTER (WHERE sent_in) AS sent_pkts,
+           count(t_recv) FILTER (WHERE sent_in) AS recv_pkts,
+           sum(drops) FILTER (WHERE sent_in) AS dropped_pkts,
+           count(*) FILTER (WHERE sent_in AND drops > 0 AND t_recv IS NULL) AS lost_pkts,
+           sum(size) FILTER (WHERE sent_in AND t_sent IS NOT NULL) AS tx_bytes,
+           avg(t_recv - t_sent) FILTER (WHERE sent_in) * 1000 AS mean_delay_ms,
+           percentile(CASE WHEN sent_in THEN t_recv - t_sent END, [0.5, 0.95, 0.99]) AS q,
+           count(*) FILTER (WHERE recv_in) AS n_rx,
+           sum(rx_bytes) FILTER (WHERE recv_in) AS rx_bytes,
+           min(t_sent) AS flow_first_send,
+           min(t_sent) FILTER (WHERE sent_in) AS t_first_send,
+           max(t_recv) FILTER (WHERE recv_in) AS t_last_recv
+    FROM pk
+    GROUP BY flow_no
+),
+jitter AS (
+    SELECT flow_no, avg(abs(delay - prev)) * 1000 AS jitter_ms
+    FROM (
+        SELECT flow_no, t_recv - t_sent AS delay,
+               lag(t_recv - t_sent) OVER (PARTITION BY flow_no ORDER BY recv_line) AS prev
+        FROM pk
+        WHERE sent_in AND t_recv IS NOT NULL AND t_sent IS NOT NULL
+    )
+    GROUP BY flow_no
+),
+first_delivery AS (  -- the first delivery of each seq (a packet without one: by its id)
+    SELECT flow_no, arg_min(payload_bytes, recv_line) AS payload_bytes,
+           arg_min(recv_in, recv_line) AS recv_in
+    FROM pk
+    WHERE t_recv IS NOT NULL
+    GROUP BY flow_no, seq_key, CASE WHEN seq_key IS NULL THEN pkt_id END
+),
+payload AS (  -- of those first deliveries that are counted (in the window)
+    SELECT flow_no, sum(payload_bytes) AS payload_bytes
+    FROM first_delivery
+    WHERE recv_in
+    GROUP BY flow_no
+),
+lengths AS (
+    SELECT f.*, a.* EXCLUDE (flow_no), j.jitter_ms, p.payload_bytes,
+           coalesce(a.n_rx, 0) AS n_rx0,
+           f.w1 - CASE WHEN f.whole THEN a.flow_first_send ELSE f.w0 END AS length_s,
+           a.t_last_recv - CASE WHEN f.whole OR a.flow_first_send IS NULL THEN a.flow_first_send
+                                ELSE greatest(f.w0, a.flow_first_send) END AS active_s,
+           NOT f.whole AND coalesce(f.w1 - f.w0 <= 0, true) AS bad_window
+    FROM fl f
+    LEFT JOIN agg a USING (flow_no)
+    LEFT JOIN jitter j USING (flow_no)
+    LEFT JOIN payload p USING (flow_no)
+)
+SELECT run_id, fid, ptype, name, src_node, dst_node,
+       coalesce(sent_pkts, 0) AS sent_pkts,
+       coalesce(recv_pkts, 0) AS recv_pkts,
+       CAST(coalesce(dropped_pkts, 0) AS BIGINT) AS dropped_pkts,
+       CAST(coalesce(rx_bytes, 0) AS BIGINT) AS rx_bytes,
+       CASE WHEN bad_window THEN NULL WHEN n_rx0 = 0 THEN 0.0
+            WHEN length_s > 0 THEN kbps(rx_bytes, length_s) END AS throughput_kbps,
+       CASE WHEN bad_window THEN NULL WHEN n_rx0 = 0 THEN 0.0
+            WHEN active_s > 0 THEN kbps(rx_bytes, active_s) END AS active_throughput_kbps,
+       CASE WHEN bad_window THEN NULL WHEN n_rx0 = 0 THEN 0.0
+            WHEN length_s > 0 THEN kbps(coalesce(payload_bytes, 0), length_s) END AS goodput_kbps,
+       coalesce(sent_pkts, 0) - coalesce(recv_pkts, 0) - coalesce(lost_pkts, 0) AS in_flight_pkts,
+       mean_delay_ms,
+       q[1] * 1000 AS p50_delay_ms,
+       q[2] * 1000 AS p95_delay_ms,
+       q[3] * 1000 AS p99_delay_ms,
+       jitter_ms,
+       recv_pkts / nullif(sent_pkts, 0) AS pdr,
+       dropped_pkts / nullif(sent_pkts, 0) AS drop_rate,
+       src_port, dst_port, fulltcp, hdr_bytes,
+       CAST(coalesce(tx_bytes, 0) AS BIGINT) AS tx_bytes,
+       CASE WHEN length_s > 0 THEN coalesce(dropped_pkts, 0) / length_s END AS drops_per_s,
+       t_first_send, t_last_recv, w1 AS t_run_end, window_kind
+FROM lengths

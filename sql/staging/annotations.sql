@@ -1,0 +1,5 @@
+-- annotations: the 'v' lines of wired traces (trace-annotate text, link-down/link-up),
+-- verbatim after the time field.
+-- uses: raw_annotations
+CREATE OR REPLACE VIEW annotations AS
+SELECT run_id, line_no, time, text FROM raw_annotations;

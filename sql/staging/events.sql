@@ -1,0 +1,12 @@
+-- events: every packet event of the wired traces (+ enqueue, - dequeue, r receive at
+-- to_node, d drop), one row per trace line in file order (line_no). Addresses are split
+-- into node and port; tcp_ackno, tcp_flags, tcp_hlen, sack_blocks come from 16-field
+-- `show_tcphdr_` lines and are NULL on 12-field lines. Times in seconds, sizes in bytes.
+-- uses: raw_events
+CREATE OR REPLACE VIEW events AS
+SELECT
+    run_id, line_no, CAST(event AS VARCHAR) AS event, time, from_node, to_node,
+    CAST(ptype AS VARCHAR) AS ptype, size, CAST(flags AS VARCHAR) AS flags, fid,
+    src_node, src_port, dst_node, dst_port, seq, pkt_id,
+    tcp_ackno, tcp_flags, tcp_hlen, sack_blocks
+FROM raw_events;
