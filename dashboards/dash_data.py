@@ -89,9 +89,9 @@ class StoreStatus:
         for r in self.run_ids:
             h.update(r.encode())
         try:
-            for f in sorted(sql_dir().glob("*.sql")):
+            for f in [*sorted(sql_dir().glob("*/*.sql")), sql_dir() / "catalogue.toml"]:
                 st_ = f.stat()
-                h.update(f"{f.name}:{st_.st_mtime_ns}:{st_.st_size}".encode())
+                h.update(f"{f.relative_to(sql_dir())}:{st_.st_mtime_ns}:{st_.st_size}".encode())
         except TracekitError:
             pass
         return h.hexdigest()[:20]

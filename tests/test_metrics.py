@@ -585,6 +585,10 @@ REAL = {
     # simulation at 5 s (stop_s), the CBR burst is on in [0.5, 4.0) (paper 004, exp. 3 labels)
     "starved": ("metrics_starved.tcl", ("0.5", "4.0", "4.0", "5.0"), {1: "Reno", 2: "CBR", 3: "Ping"},
                 {"stop_s": "5.0", "cbr_start": "0.5", "cbr_stop": "4.0"}, (1.0, 4.5)),
+    # a CBR on-period whose label never ends it (cbr-variants writes cbr_stop=100000): the
+    # on-period is capped at the run's end, stop_s
+    "starved_open": ("metrics_starved.tcl", ("0.6", "4.0", "4.0", "5.0"), {1: "Reno", 2: "CBR"},
+                     {"stop_s": "5.0", "cbr_start": "0.6", "cbr_stop": "100000"}, None),
     # the same without a stop_s label (so the run ends at its last line), CBR from 0.4 s
     "starved_nolabel": ("metrics_starved.tcl", ("0.4", "4.0", "4.0", "5.0"), {1: "Reno", 2: "CBR"},
                         {}, (0.0, 2.0)),
@@ -617,13 +621,16 @@ def test_real_run_matches_reference(real, name):
 
 
 @needs_ns
-def test_onperiod_matches_reference_window(real):
-    """onperiod_flow_stats is flow_stats_window over the run's own [cbr_start, cbr_stop)."""
+@pytest.mark.parametrize("name", ["starved", "starved_open"])
+def test_onperiod_matches_reference_window(real, name):
+    """onperiod_flow_stats is flow_stats_window over the run's own [cbr_start, cbr_stop), the
+    end capped at the run's end (stop_s)."""
     con, runs = real
-    run_id, text, names = runs["starved"]
-    labels = REAL["starved"][3]
+    run_id, text, names = runs[name]
+    labels = REAL[name][3]
+    t1 = min(float(labels["cbr_stop"]), float(labels["stop_s"]))
     exp = ref.flow_stats_window(ref.parse_trace(text), ref.find_flows(ref.parse_trace(text), names),
-                                float(labels["cbr_start"]), float(labels["cbr_stop"]))
+                                float(labels["cbr_start"]), t1)
     got = by_flow(con, "onperiod_flow_stats", run_id)
     assert set(got) == set(exp)
     for key, e in exp.items():

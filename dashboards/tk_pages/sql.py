@@ -6,7 +6,7 @@ import streamlit as st
 import dash_data as dd
 import dash_ui as ui
 from tracekit.errors import TracekitError
-from tracekit.query import sql_dir
+from tracekit import catalogue
 
 MAX_ROWS = 100_000
 sel: dd.Selection = st.session_state["tk_selection"]
@@ -14,10 +14,10 @@ st.title("SQL")
 st.caption("One SELECT / WITH / EXPLAIN statement over the views (the same as `tracekit sql`). "
            "The store is read-only here.")
 
-with st.expander("Views and their definitions"):
-    for f in sorted(sql_dir().glob("*.sql")):
-        head = [ln[3:] for ln in f.read_text().splitlines() if ln.startswith("--")]
-        st.markdown(f"**{f.stem}**: " + " ".join(head).split(":", 1)[-1].strip())
+with st.expander("Views, their columns and definitions (sql/catalogue.toml)"):
+    for v in catalogue.views().values():
+        st.markdown(f"**{v.name}**: {v.description}")
+        st.markdown("\n".join(f"- `{c.name}`: {c.description}" for c in v.columns))
 
 default = ("SELECT name, count(*) AS flows, avg(throughput_kbps) AS mean_throughput_kbps,\n"
            "       avg(p95_delay_ms) AS mean_p95_delay_ms\n"

@@ -4,7 +4,9 @@
 -- of the run's last trace line (runs.t_end: the largest time of the run's event lines, `+ - r
 -- d e h` wired, `s r f d` wireless; `v`, `M`, `N` and DSR lines do not count; NULL for a run
 -- without events). Also the on-period of a CBR burst where the run records one (labels
--- cbr_start, cbr_stop, in seconds; the queue-influence scenario, paper 004's experiment 3).
+-- cbr_start, cbr_stop, in seconds; the queue-influence scenario, paper 004's experiment 3);
+-- cbr_stop is capped at t_run_end (cbr-variants writes 100000 for a CBR that never stops
+-- before the sources do, so its on-period is the rest of the run).
 -- uses: runs
 CREATE OR REPLACE VIEW run_ends AS
 SELECT run_id, trace_kind,
@@ -12,5 +14,6 @@ SELECT run_id, trace_kind,
        CASE WHEN isfinite(t_end) THEN t_end END AS t_end,
        coalesce(TRY_CAST(labels['stop_s'] AS DOUBLE), CASE WHEN isfinite(t_end) THEN t_end END) AS t_run_end,
        TRY_CAST(labels['cbr_start'] AS DOUBLE) AS cbr_start,
-       TRY_CAST(labels['cbr_stop'] AS DOUBLE) AS cbr_stop
+       least(TRY_CAST(labels['cbr_stop'] AS DOUBLE),
+             coalesce(TRY_CAST(labels['stop_s'] AS DOUBLE), CASE WHEN isfinite(t_end) THEN t_end END)) AS cbr_stop
 FROM runs
