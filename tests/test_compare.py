@@ -280,3 +280,56 @@ def test_metrics_by_prints_the_same_verdicts(store):
     (v,) = want["verdicts"]
     assert f"verdict: {v['verdict']}" in out
     assert "Jain's fairness index" in out and "Mean delay" in out
+
+
+# ---------------------------------------------------------------------------------------
+# an experiment's declared comparison: exactly its simulations, its factor and metrics
+
+
+TK = [sys.executable, "-m", "tracekit"]
+
+
+@pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not installed")
+def test_compare_experiment_uses_exactly_its_simulations(tmp_path):
+    from tracekit.query import connect
+    from tracekit.experiments import EXPERIMENTS
+    from tracekit.experiments.sweep import experiment_comparison, plan_experiment
+
+    data = tmp_path / "store"
+    # manet-routing at seeds 1-2, and a manet run with other parameters that must not count
+    r = subprocess.run([*TK, "sweep", "--experiment", "manet-routing", "--seeds", "1-2", "--data", str(data)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "what experiment manet-routing compares" in r.stdout and "verdict:" in r.stdout
+    r2 = subprocess.run([*TK, "run", "manet", "--set", "routing=AODV", "--set", "nodes=10", "--seed", "3",
+                         "--data", str(data)], capture_output=True, text=True, timeout=600)
+    assert r2.returncode == 0, r2.stderr
+    con = connect(data)
+    sims = {s.sim_id for s in plan_experiment("manet-routing", [1, 2])}
+    exp = EXPERIMENTS["manet-routing"].compare
+    c = experiment_comparison(con, "manet-routing", [1, 2])
+    assert c.factor == exp.by and [v.metric.name for v in c.verdicts] == list(exp.metrics)
+    # the groups, recomputed from wireless_run_stats of the runs with those sim_ids
+    rows = con.execute("SELECT r.labels['routing'] AS routing, r.labels['sim_id'] AS sim, w.pdr "
+                       "FROM wireless_run_stats w JOIN runs r USING (run_id)").fetchall()
+    want = {}
+    for routing, sim, pdr in rows:
+        if sim in sims:
+            want.setdefault(routing, []).append(pdr)
+    assert sum(len(v) for v in want.values()) == 6 and len(rows) == 7
+    (v_pdr,) = [v for v in c.verdicts if v.metric.name == "run_pdr"]
+    got = {g.level: g for g in v_pdr.groups}
+    assert set(got) == set(want)
+    for level, values in want.items():
+        assert got[level].n == 2
+        assert got[level].mean == pytest.approx(sum(values) / len(values), rel=1e-12)
+    # the CLI says the same, and refuses mixing --experiment with its own factor
+    r3 = subprocess.run([*TK, "compare", "--experiment", "manet-routing", "--data", str(data), "--format", "json"],
+                        capture_output=True, text=True, timeout=120)
+    assert r3.returncode == 0, r3.stderr
+    out = json.loads(r3.stdout)
+    assert [v["metric"] for v in out["verdicts"]] == list(exp.metrics)
+    assert out["runs"] == 6
+    r4 = subprocess.run([*TK, "compare", "cbr-variants", "--experiment", "manet-routing", "--data", str(data)],
+                        capture_output=True, text=True, timeout=120)
+    assert r4.returncode != 0 and len(r4.stderr.strip().splitlines()) == 1

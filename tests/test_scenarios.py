@@ -745,6 +745,12 @@ def _copy_scenario(tmp_path: Path, sid: str, edit) -> Path:
         ("queue-influence", lambda t: t.replace("message =", 'when = { queue_kind = "RED" }\nmessage =', 1),
          ["when", "'queue_kind' is not a parameter"]),
         ("manet", lambda t: t.replace("[[params]]", "[[params]\n", 1), []),  # TOML syntax error
+        ("manet", lambda t: t.replace('compare = { by = "routing"', 'compare = { by = "protocol"', 1),
+         ["manet-routing", "compare", "'protocol' is neither a grid parameter"]),
+        ("manet", lambda t: t.replace('metrics = ["run_pdr"', 'metrics = ["run_pdrr"', 1),
+         ["compare", "'run_pdrr' is not a metric"]),
+        ("manet", lambda t: t.replace('compare = { by = "routing"', 'compare = { versus = "x", by = "routing"', 1),
+         ["compare", "unknown key 'versus'"]),
     ],
 )
 def test_bad_declaration_refused_with_file_name(tmp_path, sid, edit, fragments):

@@ -310,8 +310,9 @@ def _print_comparisons(con, scenarios_sql: str, params: list, by: str, run_ids: 
 @app.command()
 @handles_errors
 def compare(
-    scenario: str = typer.Argument(..., help="Scenario whose runs to compare (the scenario label)."),
-    by: str = typer.Option(..., "--by", "-b", help="The factor: a run label (variant, pair, queue, routing, cbr_rate_mbps, ...) or name (the flow name).", metavar="LABEL"),
+    scenario: Optional[str] = typer.Argument(None, help="Scenario whose runs to compare (the scenario label); omit with --experiment."),
+    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", help="The comparison a paper experiment declares (factor, per, the paper's metrics), over exactly its simulations in the store.", metavar="NAME"),
+    by: Optional[str] = typer.Option(None, "--by", "-b", help="The factor: a run label (variant, pair, queue, routing, cbr_rate_mbps, ...) or name (the flow name).", metavar="LABEL"),
     metric: List[str] = typer.Option([], "--metric", "-m", help="A catalogued metric (repeatable) [default: throughput_kbps]; see tracekit sql \"SELECT * FROM metric_catalogue\".", metavar="METRIC"),
     per: List[str] = typer.Option([], "--per", "-p", help="One verdict per value of this label (repeatable), e.g. --per cbr_rate_mbps.", metavar="LABEL"),
     where: List[str] = typer.Option([], "--where", "-w", help="Only runs with LABEL=VALUE (or seed=, run_id=), only flows with name=, ptype=, fid=; KEY!=VALUE excludes; VALUE may be a,b,c. Repeatable, all must hold. Default flows: the TCP ones.", metavar="K=V"),
@@ -325,11 +326,22 @@ def compare(
     Each run counts once (its selected flows averaged); runs without a seed are left out.
 
     Example: tracekit compare cbr-variants --by variant --per cbr_rate_mbps --metric throughput_kbps --where name!=CBR
+
+    Example: tracekit compare --experiment cbr-exp1
     """
     from .compare import Filter, compare as run_compare
     from .query import connect
 
     _check_format(fmt)
+    if experiment:
+        if scenario or by or metric or per or where:
+            raise TracekitError("--experiment takes no scenario, --by, --metric, --per or --where (the experiment declares them)")
+        from .experiments.sweep import experiment_comparison
+
+        _print_comparison(experiment_comparison(connect(_data(data)), experiment), fmt)
+        return
+    if not scenario or not by:
+        raise TracekitError("name a scenario and --by LABEL, or an --experiment")
     filters = [Filter.parse(w) for w in where]
     con = connect(_data(data))
     _print_comparison(run_compare(con, scenario, by, metric or ["throughput_kbps"], per=per, where=filters), fmt)
@@ -518,6 +530,15 @@ def sweep(
     print(f"sweep: {counts['done']} ran, {counts['skipped']} already in the store, {len(failed)} failed")
     if failed:
         raise typer.Exit(1)
+    if experiment and not dry_run:
+        from .experiments import EXPERIMENTS
+        from .experiments.sweep import experiment_comparison
+        from .query import connect
+
+        if EXPERIMENTS[experiment].compare is not None:
+            print(f"\nwhat experiment {experiment} compares (tracekit compare --experiment {experiment}):")
+            _print_comparison(experiment_comparison(connect(_data(data)), experiment,
+                                                    parse_seeds(seeds) if seeds else None), "table")
 
 
 class _SweepProgress(_StderrProgress):

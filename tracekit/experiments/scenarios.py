@@ -23,6 +23,10 @@ scenario is adding those two files. A declaration file holds (unknown keys are r
     when = { cbr_profile = "decreasing" }    # optional: only for runs with these values
     [[experiments]]               # optional: named sweeps (tracekit sweep --experiment NAME)
     name, seeds = [1, 2, 3], description
+    compare = { by = "variant", per = ["cbr_rate_mbps"], metrics = ["throughput_kbps"],
+                where = ["name!=CBR"] }   # optional: what the paper compares, on its metrics
+                                  # (tracekit compare --experiment NAME; by/per: grid
+                                  # parameters or name; metrics: sql/catalogue.toml)
     [experiments.grid]            # parameter = [values], where a value may be a range table
                                   # { start, stop, step } (stop included), or one such table
     [experiments.fixed]           # parameter = value, held for every run
@@ -276,12 +280,24 @@ class Experiment:
     seeds: list[int]
     description: str
     fixed: dict[str, Any] = field(default_factory=dict)  # params held constant (not defaults)
+    compare: "ExperimentCompare | None" = None  # what the paper compares, and on which metrics
 
     def n_runs(self) -> int:
         n = len(self.seeds)
         for values in self.grid.values():
             n *= len(values)
         return n
+
+
+@dataclass(frozen=True)
+class ExperimentCompare:
+    """The comparison a paper's experiment makes (`tracekit compare --experiment NAME`): the
+    factor (a grid parameter, or `name` for the flow name), one verdict per value of `per`,
+    the catalogued metrics the paper reports, and flow filters (e.g. name!=CBR)."""
+    by: str
+    per: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ("throughput_kbps",)
+    where: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------
@@ -294,7 +310,9 @@ _PARAM_KEYS = {"name": True, "type": True, "default": True, "choices": False, "m
                "max": False, "unit": False, "help": False}
 _CHECK_KEYS = {"expr": True, "message": True, "when": False}
 _SERIES_KEYS = {"param": True, "values": False}
-_EXPERIMENT_KEYS = {"name": True, "seeds": True, "description": True, "grid": True, "fixed": False}
+_EXPERIMENT_KEYS = {"name": True, "seeds": True, "description": True, "grid": True, "fixed": False,
+                    "compare": False}
+_COMPARE_KEYS = {"by": True, "per": False, "metrics": False, "where": False}
 _RANGE_KEYS = {"start": True, "stop": True, "step": True}
 _TYPES = ("int", "float", "choice", "str")
 
@@ -410,7 +428,31 @@ def _experiment(t: Any, sc: Scenario, where: str) -> Experiment:
     if both:
         raise ValueError(f"{where}: {sorted(both)[0]!r} is both in grid and in fixed")
     grid = {k: _grid_values(v, f"{where}: grid {k}") for k, v in grid_t.items()}
-    return Experiment(name, sc.id, grid, list(seeds), _str(t["description"], f"{where}: description"), dict(fixed))
+    cmp = _experiment_compare(t["compare"], grid, f"{where}: compare") if "compare" in t else None
+    return Experiment(name, sc.id, grid, list(seeds), _str(t["description"], f"{where}: description"),
+                      dict(fixed), cmp)
+
+
+def _experiment_compare(t: Any, grid: dict[str, list], where: str) -> ExperimentCompare:
+    from ..catalogue import metrics as catalogued
+
+    _keys(t, _COMPARE_KEYS, where)
+
+    def strings(key: str) -> tuple[str, ...]:
+        v = t.get(key, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            raise ValueError(f"{where}: {key} must be a list of strings")
+        return tuple(v)
+
+    by = _str(t["by"], f"{where}: by")
+    per, mets, filters = strings("per"), strings("metrics") or ("throughput_kbps",), strings("where")
+    for k in (by, *per):
+        if k != "name" and k not in grid:
+            raise ValueError(f"{where}: {k!r} is neither a grid parameter nor name (the flow name)")
+    unknown = [m for m in mets if m not in catalogued()]
+    if unknown:
+        raise ValueError(f"{where}: {unknown[0]!r} is not a metric of sql/catalogue.toml")
+    return ExperimentCompare(by, per, mets, filters)
 
 
 def _check(t: Any, sc: Scenario, where: str) -> Check:

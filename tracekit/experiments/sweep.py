@@ -223,3 +223,24 @@ def run_sims(
                 f.cancel()
             raise
     return results
+
+
+def experiment_comparison(con, name: str, seeds: list[int] | None = None):
+    """The comparison an experiment declares (its `compare` table: factor, per, the paper's
+    metrics, flow filters), over the packet-trace runs of exactly its simulations (by sim_id,
+    so other runs of the same scenario in the store are left out). Returns compare.Comparison."""
+    from ..compare import Filter, compare
+
+    specs = plan_experiment(name, seeds)
+    exp = EXPERIMENTS[name]
+    if exp.compare is None:
+        raise TracekitError(f"experiment {name!r} declares no comparison")
+    run_ids = [r for (r,) in con.execute(
+        f"SELECT run_id FROM runs WHERE trace_kind IN ({PACKET_KINDS_SQL}) "
+        "AND list_contains(?, labels['sim_id'])", [[s.sim_id for s in specs]]).fetchall()]
+    if not run_ids:
+        raise TracekitError(f"none of experiment {name}'s {len(specs)} simulations is in the store; "
+                            f"run: tracekit sweep --experiment {name}")
+    c = exp.compare
+    return compare(con, exp.scenario, c.by, c.metrics, per=c.per,
+                   where=[Filter.parse(w) for w in c.where], run_ids=run_ids)
