@@ -279,7 +279,7 @@ def test_throughput_delay_points_and_means(app, con):
         assert m["flows"] == n == 4
         assert close(m["mean_throughput_kbps"], tp) and close(m["mean_p95_delay_ms"], d)
     fig = charts(at)[0]["spec"]
-    assert fig["layout"]["xaxis"]["title"]["text"] == "95th percentile delay (ms)"
+    assert fig["layout"]["xaxis"]["title"]["text"] == "95th-percentile delay (ms)"  # the catalogue title, with its unit
     xs = np.concatenate([arr(t["x"]) for t in fig["data"] if not t["name"].endswith(" mean")])
     pts = con.sql("SELECT p95_delay_ms FROM flow_stats s JOIN runs r USING (run_id) "
                   "WHERE r.scenario = 'cbr-variants' AND s.ptype = 'tcp'").df()["p95_delay_ms"]

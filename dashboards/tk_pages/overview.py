@@ -4,6 +4,7 @@ import streamlit as st
 
 import dash_data as dd
 import dash_ui as ui
+from tracekit import catalogue
 
 sel: dd.Selection = st.session_state["tk_selection"]
 runs = sel.runs
@@ -28,9 +29,9 @@ st.caption("One row per flow of each selected run, from the flow_stats view (sor
            "Throughput and goodput in kbit/s, delays and jitter in ms, pdr and drop_rate as fractions of the "
            "packets sent.")
 cols = (["run_id", "seed", "queue_type"] + [k for k in sel.varying if k not in dd.SERIES_PARAMS]
-        + ["fid", "name", "ptype", "src_node", "dst_node", "sent_pkts", "recv_pkts", "dropped_pkts", "rx_bytes",
-           "throughput_kbps", "goodput_kbps", "mean_delay_ms", "p50_delay_ms", "p95_delay_ms", "p99_delay_ms",
-           "jitter_ms", "pdr", "drop_rate"])
+        + ["fid", "name", "ptype", "src_node", "dst_node", "sent_pkts", "recv_pkts", "dropped_pkts", "rx_bytes"]
+        # then every catalogued flow metric that flow_stats holds, in catalogue order
+        + [m.source_column for m in catalogue.metrics("flow").values() if m.source_view == "flow_stats"])
 flows = sel.flows[[c for c in dict.fromkeys(cols) if c in sel.flows.columns]].sort_values(["run_id", "fid"])
 ui.table(flows, f"flow_stats-{sel.scenario or 'runs'}", key="overview-flows")
 

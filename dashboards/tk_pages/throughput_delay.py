@@ -6,6 +6,7 @@ import streamlit as st
 
 import dash_data as dd
 import dash_ui as ui
+from tracekit import catalogue
 
 sel: dd.Selection = st.session_state["tk_selection"]
 st.title("Throughput vs delay")
@@ -19,8 +20,8 @@ hover = {"run_id": True, "seed": True, "fid": True, **{k: True for k in sel.vary
 colours = ui.colour_map(pts["group"])
 fig = px.scatter(pts, x="p95_delay_ms", y="throughput_kbps", color="group", color_discrete_map=colours,
                  hover_data=hover, opacity=0.75, render_mode="svg",
-                 labels={"p95_delay_ms": "95th percentile delay (ms)", "throughput_kbps": "Throughput (kbit/s)",
-                         "group": "Variant"},
+                 labels={"p95_delay_ms": catalogue.metric("p95_delay_ms").axis,
+                         "throughput_kbps": catalogue.metric("throughput_kbps").axis, "group": "Variant"},
                  title=f"Every run: throughput vs 95th percentile delay ({len(pts)} flows)")
 fig.update_traces(marker_size=9)
 means = sel.store.group_means(pts, ("throughput_kbps", "p95_delay_ms"))
