@@ -18,13 +18,19 @@ import zstandard
 from tracekit.experiments import format_value, run_scenario_traces
 from tracekit.experiments.sweep import plan_sweep
 
-# (scenario, grid, fixed parameters, seeds): the demo's sweeps (scripts/demo.sh), fewer seeds
+# (scenario, grid, fixed parameters, seeds): the demo's sweeps (scripts/demo.sh) with fewer
+# seeds, rates and seconds to stay under ~15 MB: cbr-variants at 7 Mb/s (no loss) and 9.5 Mb/s
+# (loss region: the variants differ) for 5 s; the demo's six fairness pairs at the default CBR
+# 8 Mb/s (loss region) for 5 s; queue-influence shortened to 15 s with the CBR on 5-12 s
+# (paper 004: 30 s, 11-25 s); reno-vs-vegas and manet as in the demo.
 SAMPLES = [
-    ("cbr-variants", {"variant": ["Tahoe", "Reno", "Newreno", "Vegas"], "cbr_rate_mbps": ["2", "5", "8"]},
-     {"duration": "5"}, [1, 2]),
-    ("cbr-fairness", {"pair": ["Reno-Reno", "Newreno-Reno", "Vegas-Vegas", "Newreno-Vegas"]}, {"duration": "5"}, [1, 2]),
-    ("queue-influence", {"queue": ["DropTail", "RED"]}, {"variant": "Reno"}, [1]),
-    ("reno-vs-vegas", {"queue": ["DropTail", "RED"]}, {}, [1]),
+    ("cbr-variants", {"variant": ["Tahoe", "Reno", "Newreno", "Vegas"], "cbr_rate_mbps": ["7", "9.5"]},
+     {"duration": "5"}, [1, 2, 3]),
+    ("cbr-fairness", {"pair": ["Reno-Reno", "Newreno-Reno", "Reno-Newreno", "Vegas-Vegas", "Newreno-Vegas",
+                               "Vegas-Newreno"]}, {"duration": "5"}, [1, 2]),
+    ("queue-influence", {"queue": ["DropTail", "RED"]},
+     {"variant": "Reno", "duration": "15", "cbr_start": "5", "cbr_stop": "12"}, [1, 2]),
+    ("reno-vs-vegas", {"queue": ["DropTail", "RED"]}, {}, [1, 2]),
     ("manet", {"routing": ["AODV", "DSDV", "DSR"]}, {"duration": "30"}, [1, 2]),
 ]
 

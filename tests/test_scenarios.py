@@ -199,9 +199,8 @@ def check_traces(sid: str, out: Path, params: dict, seed: int) -> None:
             src_addr.setdefault(fid, f[8])
             if f[0] == "+" and f[2] == f[8].split(".")[0]:
                 sent_uids.add(f[11])
-                if name_of(flows, fid) == "CBR":
-                    # a CBR source sends nothing after duration (TCP may still retransmit)
-                    assert float(f[1]) <= params["duration"] + 1e-9, line
+                # no source sends after duration (TCP agents are muted then, not only their FTP)
+                assert float(f[1]) <= params["duration"] + 1e-9, line
             if f[0] == "r" and f[3] == f[9].split(".")[0]:
                 delivered[fid] += 1
                 gone_uids.add(f[11])
@@ -346,6 +345,36 @@ def test_seeds_replicate_cbr_variants(tmp_path):
         thr.append(c["rx_bytes"] * 8 / 1000 / (c["stop_s"] - c["first"]))
     cv = statistics.stdev(thr) / statistics.mean(thr)
     assert cv >= 0.005, (cv, thr)
+
+
+@needs_ns
+def test_drain_is_short_relative_to_the_run(tmp_path):
+    """cbr-variants at its defaults (seeds 1, 2): the drain after duration is so short that
+    flow_stats' TCP throughput over [first send, stop_s] is within 3 % of the rate while
+    sending, rx_bytes * 8 / 1000 / (duration - first send), counted here from the trace. The
+    TCP source sends nothing after duration (its agent is muted then: ns-2's `$ftp stop`
+    alone lets it retransmit on its timers), and nothing is left in flight at stop_s."""
+    from tracekit.ingest import ingest_paths
+    from tracekit.query import connect
+
+    for seed in (1, 2):
+        out = tmp_path / f"s{seed}"
+        paths = run("cbr-variants", {}, seed, out)
+        params = resolve_params("cbr-variants", {})
+        c = tcp_counts(paths[0])
+        last_send = max(float(f[1]) for f in packet_lines(paths[0])
+                        if f[7] == "1" and f[4] != "ack" and f[0] == "+" and f[2] == f[8].split(".")[0])
+        assert last_send <= params["duration"] + 1e-9, last_send
+        sending_kbps = c["rx_bytes"] * 8 / 1000 / (params["duration"] - c["first"])
+        (res,) = ingest_paths(tmp_path / "store", [paths[0]])
+        assert res.status == "added", res.message
+        con = connect(tmp_path / "store")
+        thr, in_flight = con.sql(
+            "SELECT throughput_kbps, in_flight_pkts FROM flow_stats "
+            f"WHERE run_id = '{res.run_id}' AND fid = 1").fetchall()[0]
+        assert in_flight == 0
+        assert thr == pytest.approx(sending_kbps, rel=0.03), (thr, sending_kbps)
+        assert thr < sending_kbps  # the drain does dilute, a little
 
 
 @needs_ns

@@ -190,9 +190,9 @@ def test_run_labels_the_run_and_keeps_the_trace(tmp_path):
     tk("run", "cbr-variants", "--set", "variant=Vegas", "--set", "duration=1", "--seed", "4", data=data)
     out = tk("sql", "SELECT trace_kind, scenario, seed, labels['variant'] AS v, labels['stop_s'] AS stop "
              "FROM runs ORDER BY trace_kind", "--format", "csv", data=data).stdout.splitlines()
-    # stop_s: duration 1 s + the scenario's 1 s drain
-    assert out == ["trace_kind,scenario,seed,v,stop", "queue_monitor,cbr-variants,4,Vegas,2.0",
-                   "tcpvar,cbr-variants,4,Vegas,2.0", "wired,cbr-variants,4,Vegas,2.0"]
+    # stop_s: duration 1 s + the scenario's 0.15 s drain
+    assert out == ["trace_kind,scenario,seed,v,stop", "queue_monitor,cbr-variants,4,Vegas,1.15",
+                   "tcpvar,cbr-variants,4,Vegas,1.15", "wired,cbr-variants,4,Vegas,1.15"]
     # the kept trace is the packet trace itself: same line count as the run's events + header
     wired = [d for d in (data / "runs").iterdir() if (d / "events-00000.parquet").exists()]
     assert len(wired) == 1

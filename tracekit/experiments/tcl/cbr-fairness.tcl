@@ -31,7 +31,7 @@ tk_parse_args cbr-fairness [list \
     {delay_ms float 10.0} \
     {queue_limit int 50} \
     {start_jitter float 0.5} \
-    {drain_s float 1.0} \
+    {drain_s float 0.15} \
 ]
 lassign [split $P(pair) -] v1 v2
 

@@ -36,7 +36,7 @@ tk_parse_args cbr-variants {
     {delay_ms float 10.0}
     {queue_limit int 50}
     {start_jitter float 0.5}
-    {drain_s float 1.0}
+    {drain_s float 0.15}
 }
 
 set ns [new Simulator]

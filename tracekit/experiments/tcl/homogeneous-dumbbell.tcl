@@ -26,7 +26,7 @@ tk_parse_args homogeneous-dumbbell {
     {packet_size int 1000}
     {window int 100}
     {start_jitter float 1.0}
-    {drain_s float 1.0}
+    {drain_s float 0.45}
 }
 
 set ns [new Simulator]

@@ -41,7 +41,7 @@ tk_parse_args newreno-vs-reno {
     {extra_flows int 1}
     {extra_variant choice Tahoe {Tahoe Reno Newreno Vegas Sack1}}
     {extra_duration_s float 10.0}
-    {drain_s float 2.0}
+    {drain_s float 0.4}
 }
 switch -- $P(config) {
     droptail { set nb 1; set bbw 0.7Mb; set bdl 8ms;  set q DropTail; set lim 20; set psz 500; set win 16; set k 1 }

@@ -36,7 +36,7 @@ tk_parse_args queue-influence {
     {delay_ms float 10.0}
     {queue_limit int 50}
     {start_jitter float 0.5}
-    {drain_s float 1.0}
+    {drain_s float 0.15}
 }
 if {$P(red_links) < 0 || $P(red_links) > 5} { tk_die "red_links must be in 0..5" }
 

@@ -38,7 +38,7 @@ tk_parse_args reno-vs-vegas {
     {vegas_alpha int 1}
     {vegas_beta int 3}
     {start_jitter float 1.0}
-    {drain_s float 3.0}
+    {drain_s float 0.65}
 }
 if {$P(n_reno) < 0 || $P(n_vegas) < 0 || $P(n_reno) + $P(n_vegas) < 1} {
     tk_die "n_reno and n_vegas must be >= 0 with at least one flow"

@@ -25,7 +25,7 @@ tk_parse_args varying-parameters {
     {delay_ms float 10.0}
     {queue_limit int 10}
     {start_jitter float 1.0}
-    {drain_s float 1.0}
+    {drain_s float 0.3}
 }
 if {$P(error_rate) < 0 || $P(error_rate) >= 1} { tk_die "error_rate must be in [0, 1)" }
 
