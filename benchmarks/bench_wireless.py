@@ -144,7 +144,7 @@ def main() -> None:
     for trace in traces:
         r = bench(trace, a.reps)
         results.append(r)
-        reps = lambda k: " / ".join(f"{x:.2f}" for x in r[k])
+        def reps(k, r=r): return " / ".join(f"{x:.2f}" for x in r[k])  # noqa: E704
         print(f"\n{trace.name}: {r['size_mb']:.0f} MB, {r['lines']:,} lines, {r['n_events']:,} events, {r['flows']} flows")
         print(f"  gawk per-flow AGT counts:  {r['gawk_s']:.2f} s ({r['size_mb'] / r['gawk_s']:.0f} MB/s, CPU {r['gawk_cpu_s']:.2f} s) [{reps('gawk_reps')}]")
         print(f"  tracekit ingest:           {r['ingest_s']:.2f} s ({r['size_mb'] / r['ingest_s']:.0f} MB/s, CPU {r['ingest_cpu_s']:.2f} s), "

@@ -450,7 +450,7 @@ def profile_startup(store: Path) -> dict:
     total_imports = sum(c for _, c in top_level)
     # packages by total self time (first dotted component)
     pkg: dict[str, float] = {}
-    for self_us, cum, depth, name in rows:
+    for self_us, _cum, _depth, name in rows:
         root = name.split(".")[0]
         pkg[root] = pkg.get(root, 0.0) + self_us / 1e6
     bare = [timed([PY, "-c", "pass"])[0] for _ in range(5)]
@@ -518,7 +518,7 @@ def check_awk(awk_out: dict[str, str], store: Path) -> list[str]:
                        capture_output=True, text=True, check=True)
     fs = {int(r["fid"]): r for r in json.loads(p.stdout)}
     awk: dict[int, dict[str, float]] = {}
-    for name, text in awk_out.items():
+    for _name, text in awk_out.items():
         for line in text.splitlines():
             t = line.split()
             fid = int(t[0])
@@ -611,7 +611,7 @@ def write_report(res: dict, out: Path) -> None:
     if res.get("awk_parts"):
         ap = res["awk_parts"]
         a("Awk suite, per script (gawk, median s): " + ", ".join(f"{k} {v:.2f}" for k, v in ap.items())
-          + f". tracekit ingest + metrics split (median s): " + ", ".join(f"{k} {v:.2f}" for k, v in res["tk_parts"].items()) + ".")
+          + ". tracekit ingest + metrics split (median s): " + ", ".join(f"{k} {v:.2f}" for k, v in res["tk_parts"].items()) + ".")
         a("")
     if "awk_check" in res:
         if res["awk_check"]:
@@ -815,7 +815,7 @@ def main() -> None:
             res["traces"].append({"name": tr.name, "path": str(tr), "bytes": tr.stat().st_size, "lines": lines,
                                   "dur": int(tr.stem.split("-")[1].rstrip("s"))})
         main_tr = traces[0]
-        main_mb = main_tr.stat().st_size / 1e6
+        main_tr.stat()  # the main trace must exist
         # the main trace's store, for the sql cases
         store = data_dir / f"store-{main_tr.stem}"
         shutil.rmtree(store, ignore_errors=True)
@@ -844,7 +844,7 @@ def main() -> None:
         rsss: dict[str, list[int]] = {k: [] for k, *_ in cases}
         load_avg: list[float] = res.setdefault("load_1min", [])
         for rep in range(a.reps):
-            for key, label, tr, fn in cases:
+            for key, _label, tr, fn in cases:
                 log(f"rep {rep + 1}/{a.reps}: {key}")
                 load_avg.append(os.getloadavg()[0])
                 w, m, c = fn(trace=tr, scratch=scratch, keep=keep, store=store)
@@ -852,7 +852,7 @@ def main() -> None:
                 cpus[key].append(c)
                 rsss[key].append(m)
                 log(f"    {w:.2f} s wall, {c:.2f} s CPU, {m / 1e6:.0f} MB")
-        for key, label, tr, fn in cases:
+        for key, label, tr, _fn in cases:
             res["figures"].append({"key": key, "what": label, "trace": tr.name, "wall": med(walls[key]), "reps": walls[key],
                                    "rss": max(rsss[key]), "mb": tr.stat().st_size / 1e6,
                                    "cpu": med(cpus[key]), "cpu_reps": cpus[key]})

@@ -363,7 +363,7 @@ def summary(res: dict) -> str:
                    f"delay {fl['mean_delay_ms'] if fl['mean_delay_ms'] is None else round(fl['mean_delay_ms'], 2)} ms "
                    f"thr {fl['throughput_kbps'] if fl['throughput_kbps'] is None else round(fl['throughput_kbps'], 1)} kbps")
     by_reason: dict = {}
-    for (layer, reason, ptype), (n, _) in res["drops"].items():
+    for (layer, reason, _ptype), (n, _) in res["drops"].items():
         by_reason[f"{layer}/{reason}"] = by_reason.get(f"{layer}/{reason}", 0) + n
     out.append(f"  drops: {dict(sorted(by_reason.items()))}")
     r = res["routing"]

@@ -63,7 +63,7 @@ def test_where_selects_one_run_and_values_are_right(store):
 def test_run_prefix_and_csv(store):
     rid = tk(store, "sql", "SELECT run_id FROM runs WHERE labels['variant'] = 'B'", "--format", "csv").stdout.split()[1]
     lines = tk(store, "metrics", "--run", rid[:6], "--format", "csv").stdout.splitlines()
-    header, (row,) = lines[0].split(","), [dict(zip(lines[0].split(","), l.split(","))) for l in lines[1:]]
+    header, (row,) = lines[0].split(","), [dict(zip(lines[0].split(","), ln.split(","))) for ln in lines[1:]]
     assert "throughput_kbps" in header
     assert (row["name"], row["sent_pkts"], row["recv_pkts"], row["dropped_pkts"]) == ("flowB", "2", "1", "1")
     assert float(row["throughput_kbps"]) == pytest.approx(80.0)
@@ -88,7 +88,7 @@ def test_table_columns_are_the_catalogues_flow_metrics(store):
                  if m["level"] == "flow" and m["source"].startswith("flow_stats.")]
     have = json.loads(tk(store, "metrics", "--format", "json").stdout)["flow_stats"][0].keys()
     out = tk(store, "metrics", "--where", "variant=A").stdout
-    header = next(l for l in out.splitlines() if "run_id" in l)
+    header = next(ln for ln in out.splitlines() if "run_id" in ln)
     for col in [c for c in flow_cols if c in have]:
         assert col[:6] in header, col          # rich may fold a long header; its start is there
     assert "tracekit compare" in out

@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from tracekit.catalogue import metric
+from tracekit.errors import TracekitError
 from tracekit.compare import NO_LOSS_NOTE, Filter, Group, betainc, judge, t_two_sided_p, welch
 
 stats = pytest.importorskip("scipy.stats")
@@ -92,7 +93,7 @@ def test_significant_difference_says_by_how_much_with_p_and_n():
     assert v.kind == "difference" and v.best == ("Reno",) and v.runner_up == "Vegas"
     assert math.isclose(v.difference, 101.0 - 90.6)
     assert abs(v.p_value - p) < 1e-9
-    assert v.text == f"Reno is higher than Vegas by 10.4 kbit/s (Welch's t-test p < 0.001, n = 5 each)"
+    assert v.text == "Reno is higher than Vegas by 10.4 kbit/s (Welch's t-test p < 0.001, n = 5 each)"
 
 
 def test_lower_is_better_ranks_the_smaller_mean_first():
@@ -158,7 +159,7 @@ def test_filter_parsing():
     assert Filter.parse("name!=CBR") == Filter("name", ("CBR",), True)
     assert Filter.parse("cbr_rate_mbps=2,5") == Filter("cbr_rate_mbps", ("2", "5"), False)
     assert Filter.parse("name!=CBR").is_flow and not Filter.parse("variant=Reno").is_flow
-    with pytest.raises(Exception):
+    with pytest.raises(TracekitError):
         Filter.parse("variant")
 
 
@@ -243,7 +244,7 @@ def test_compare_table_and_one_seed(store):
     csv_out = tk(store, "compare", "cbr-variants", "--by", "name", "--where", "name!=CBR", "--format", "csv").stdout
     lines = csv_out.splitlines()
     assert lines[0].startswith("name,metric,n_runs,mean")
-    assert sorted(l.split(",")[0] for l in lines[1:]) == ["Reno", "Tahoe", "Vegas"]
+    assert sorted(line.split(",")[0] for line in lines[1:]) == ["Reno", "Tahoe", "Vegas"]
 
 
 def test_compare_errors_are_one_line(store):

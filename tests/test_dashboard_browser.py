@@ -144,7 +144,7 @@ def test_every_page_in_chromium(server, browser, shots, capsys):
     page.goto(server)
     page.wait_for_selector(".js-plotly-plot", timeout=120_000)
     _settle(page)
-    for path, title, n_charts in PAGES[1:] + PAGES[:1]:
+    for _path, title, n_charts in PAGES[1:] + PAGES[:1]:
         t0 = time.monotonic()
         page.locator('[data-testid="stSidebarNav"] a', has_text=title.split(" variants")[0]).first.click()
         page.locator("h1", has_text=title).wait_for(timeout=120_000)

@@ -122,7 +122,7 @@ def check_wireless_packets(path: Path, flows: dict) -> dict:
     data at the agent layer; returns {fid: 'saddr.sport'}."""
     n_lines = 0
     seen_fids = set()
-    for ev, d in wireless_lines(path):
+    for _ev, d in wireless_lines(path):
         n_lines += 1
         assert "-t" in d and "-Nl" in d, d
         if "-If" in d and d["-It"] in ("cbr", "tcp", "ack"):

@@ -41,9 +41,9 @@ def handles_errors(fn):
         try:
             return fn(*a, **kw)
         except TracekitError as e:
-            raise fail(str(e))
+            raise fail(str(e)) from None
         except KeyboardInterrupt:
-            raise fail("interrupted", 130)
+            raise fail("interrupted", 130) from None
     return wrapper
 
 
@@ -251,7 +251,7 @@ def metrics(
         params.append(v)
     cond = " AND ".join(conds) or "TRUE"
     selected = f"SELECT run_id FROM runs r WHERE trace_kind IN ({PACKET_KINDS_SQL}) AND {cond}"
-    n = con.execute(f"SELECT count(*) FROM ({selected})", params).fetchone()[0]
+    (n,) = con.execute(f"SELECT count(*) FROM ({selected})", params).fetchone() or (0,)
     if n == 0:
         raise TracekitError("no packet-trace runs match" + (" the --run/--where filters" if conds else "; ingest a packet trace first"))
     fs = con.execute(f"SELECT * FROM flow_stats WHERE run_id IN ({selected}) ORDER BY run_id, fid, src_node, dst_node", params)
@@ -279,7 +279,7 @@ def metrics(
 
         shown = FLOW_KEY_COLUMNS + tuple(m.source_column for m in catalogue("flow").values() if m.source_view == "flow_stats")
         idx = [cols.index(c) for c in shown if c in cols]
-        cols, rows = [cols[i] for i in idx], [[r[i] for i in idx] for r in rows]
+        cols, rows = [cols[i] for i in idx], [tuple(r[i] for i in idx) for r in rows]
     print_rows(cols, rows, fmt, title=f"flow_stats ({n} run{'s' if n != 1 else ''})")
     print_rows(fcols, frows, fmt, title="fairness (Jain's index over the TCP flows of each run)")
     if wrows:
@@ -383,12 +383,12 @@ def _print_comparison(c, fmt: str) -> None:
     for v in c.verdicts:
         M = v.metric
         head = f"{M.title} ({M.name}, {M.unit}, {'higher' if M.higher_is_better else 'lower'} is better)"
-        rows = [(g.level, g.n, fmt_value(g.mean), "" if g.ci95_half_width is None else f"± {fmt_value(g.ci95_half_width)}",
-                 " ".join(map(str, g.seeds))) for g in v.groups]
+        group_rows = [(g.level, g.n, fmt_value(g.mean), "" if g.ci95_half_width is None else f"± {fmt_value(g.ci95_half_width)}",
+                       " ".join(map(str, g.seeds))) for g in v.groups]
         print()
         print(head + (f" at {v.per_text}" if v.per else ""))
-        if rows:
-            print_rows([c.factor, "n", "mean", "95% CI", "seeds"], rows, "table")
+        if group_rows:
+            print_rows([c.factor, "n", "mean", "95% CI", "seeds"], group_rows, "table")
         print(f"verdict: {v.text}")
         if v.note:
             print(f"note: {v.note}")

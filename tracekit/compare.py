@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from .catalogue import Metric, metric as catalogue_metric
 from .errors import TracekitError
@@ -144,7 +144,9 @@ class Group:
     def stats(self) -> "Group":
         """This group with mean and stddev computed here (for hand-made groups in tests)."""
         n = self.n
-        mean = sum(self.values) / n if n else None
+        if not n:
+            return self
+        mean = sum(self.values) / n
         sd = math.sqrt(sum((v - mean) ** 2 for v in self.values) / (n - 1)) if n > 1 else None
         return Group(self.level, self.values, self.seeds, mean, sd, self.ci95_half_width, self.n_flows)
 
@@ -211,6 +213,12 @@ def _n_text(a: Group, b: Group) -> str:
     return f"n = {a.n} each" if a.n == b.n else f"n = {a.n} and {b.n}"
 
 
+def _mean(g: Group) -> float:
+    """The mean of a group that has values (judge computes it for every such group)."""
+    assert g.mean is not None, g.level
+    return g.mean
+
+
 def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha: float = ALPHA,
           per: tuple[tuple[str, str], ...] = (), note: str | None = None) -> Verdict:
     """The verdict on groups of per-run values: the best (by the metric's direction) against
@@ -219,14 +227,14 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
     # a unit that is only a range ("0 to 1") reads badly after a number: left out there
     u = "" if " to " in metric.unit else f" {metric.unit}"
     valid = [g for g in groups if g.n]
-    ranked = sorted(valid, key=lambda g: -g.mean if metric.higher_is_better else g.mean)
-    common = dict(metric=metric, factor=factor, groups=groups, per=per, note=note)
+    ranked = sorted(valid, key=lambda g: -_mean(g) if metric.higher_is_better else _mean(g))
+    common: dict[str, Any] = dict(metric=metric, factor=factor, groups=groups, per=per, note=note)
     if not ranked:
         return Verdict(kind="no_data", text=f"no values of {metric.title} to compare", **common)
     best = ranked[0]
     if len(ranked) == 1:
         return Verdict(kind="one_group", best=(best.level,), **common,
-                       text=f"only {best.level} has values ({fmt_value(best.mean)}{u}): nothing to compare")
+                       text=f"only {best.level} has values ({fmt_value(_mean(best))}{u}): nothing to compare")
     tie = [best] + [g for g in ranked[1:] if identical(g, best)]
     rest = [g for g in ranked[1:] if g not in tie]
     lead = tuple(g.level for g in tie)
@@ -243,16 +251,16 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
     run = rest[0]
     run_tie = [run.level] + [g.level for g in rest[1:] if identical(g, run)]
     other = " = ".join(run_tie)       # "Reno = Tahoe": identical runners-up
-    diff = abs(best.mean - run.mean)
-    means = f"{best.level} {fmt_value(best.mean)}, {other} {fmt_value(run.mean)}{u}"
-    out = dict(best=lead, runner_up=run.level, difference=diff, **common)
+    diff = abs(_mean(best) - _mean(run))
+    means = f"{best.level} {fmt_value(_mean(best))}, {other} {fmt_value(_mean(run))}{u}"
+    out: dict[str, Any] = dict(best=lead, runner_up=run.level, difference=diff, **common)
     if best.n < 2 or run.n < 2:
         why = ("n = 1 per group" if best.n == run.n == 1
                else f"{_n_text(best, run)}: fewer than 2 runs in a group")
         return Verdict(kind="no_test", text=f"{prefix}{why}: no test possible ({means})", **out)
-    direction = "higher" if best.mean > run.mean else "lower"
+    direction = "higher" if _mean(best) > _mean(run) else "lower"
     verb = "are" if len(tie) > 1 else "is"
-    test = welch(best.mean, best.stddev or 0.0, best.n, run.mean, run.stddev or 0.0, run.n)
+    test = welch(_mean(best), best.stddev or 0.0, best.n, _mean(run), run.stddev or 0.0, run.n)
     if test is None:   # no run-to-run variation in either group, and the values differ
         return Verdict(kind="difference", **out, text=(
             f"{prefix}{subject} {verb} {direction} than {other} by {fmt_value(diff)}{u} "

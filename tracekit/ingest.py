@@ -271,8 +271,8 @@ def ingest_file(
             for table, frame in res.tables.items():
                 writers.write(table, frame)
                 if table == main and frame.height:
-                    t_min = min(t_min, frame["time"].min())
-                    t_max = max(t_max, frame["time"].max())
+                    t_min = min(t_min, float(frame["time"].min()))  # type: ignore[arg-type]
+                    t_max = max(t_max, float(frame["time"].max()))  # type: ignore[arg-type]
             if progress:
                 progress(path, src.raw_position(), raw_total)
         writers.close()

@@ -89,8 +89,9 @@ def run_scenario_traces(
     if list(params or {}) != names:
         missing = [n for n in names if n not in (params or {})]
         unknown = [repr(k) for k in (params or {}) if k not in names]
-        what = "; ".join(filter(None, [missing and "missing " + ", ".join(missing),
-                                       unknown and "unknown parameter " + ", ".join(unknown)]))
+        parts = ["missing " + ", ".join(missing)] if missing else []
+        parts += ["unknown parameter " + ", ".join(unknown)] if unknown else []
+        what = "; ".join(parts)
         raise ValueError(f"{scenario_id}: parameters are not resolved ({what or 'not in declaration order'}); "
                          "resolve them with resolve_params first")
     try:

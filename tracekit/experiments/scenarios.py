@@ -500,7 +500,8 @@ def load_scenario_file(path: Path) -> tuple[Scenario, list[Experiment], int | fl
         trace_files = t.get("trace_files", list(Scenario.trace_files))
         if not isinstance(trace_files, list) or not all(isinstance(f, str) for f in trace_files):
             raise ValueError("trace_files: expected a list of file names")
-        series, series_values = None, ()
+        series: str | None = None
+        series_values: tuple[tuple[str, str], ...] = ()
         if "series" in t:
             s = _keys(t["series"], _SERIES_KEYS, "series")
             series = _str(s["param"], "series: param")

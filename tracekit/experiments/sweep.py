@@ -82,8 +82,8 @@ def parse_grid(spec: str) -> tuple[str, list[str]]:
             raise TracekitError(f"--grid {spec!r}: {n} values is too many")
         ints = all(float(x).is_integer() for x in (start, step))
         digits = max(len(p.split(".")[1]) if "." in p else 0 for p in parts)
-        vals = [start + i * step for i in range(n)]
-        return key, [str(int(v)) if ints else f"{v:.{digits}f}" for v in vals]
+        nums = [start + i * step for i in range(n)]
+        return key, [str(int(v)) if ints else f"{v:.{digits}f}" for v in nums]
     vals = [v.strip() for v in rhs.split(",") if v.strip()]
     if not vals:
         raise TracekitError(f"--grid {spec!r}: no values")
@@ -141,7 +141,7 @@ def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
     import duckdb
 
     pattern = str(store.runs_dir / "run_id=*" / "run.parquet").replace("'", "''")
-    rows = duckdb.sql(
+    rows = duckdb.execute(
         f"SELECT DISTINCT l.value FROM (SELECT unnest(labels) AS l, trace_kind FROM read_parquet('{pattern}', union_by_name=true)) "
         f"WHERE l.key = 'sim_id' AND trace_kind IN ({PACKET_KINDS_SQL})"
     ).fetchall()
@@ -172,7 +172,8 @@ def run_one(spec: SimSpec, data_dir: str | os.PathLike, keep_traces: bool = True
             if f.exists():
                 r = ingest_file(store, f, labels=labels, keep_trace=keep_traces,
                                 source_name=f"tracekit run {spec.describe()}: {name}")
-                run_ids.append(r.run_id)
+                if r.run_id is not None:
+                    run_ids.append(r.run_id)
         return SimResult(spec, "done", run_ids, time.perf_counter() - t0, ns_s)
     finally:
         shutil.rmtree(work, ignore_errors=True)
