@@ -30,7 +30,7 @@ import streamlit as st
 from tracekit import compare as tk_compare
 from tracekit.catalogue import Metric, metrics as catalogue
 from tracekit.errors import TracekitError
-from tracekit.query import connect, run_query, sql_dir
+from tracekit.query import connect, run_query, sql_dir, sql_files
 from tracekit.store import Store, default_data_dir
 
 # Computed once per store state and shadowing the views of the same name (see docstring);
@@ -89,7 +89,7 @@ class StoreStatus:
         for r in self.run_ids:
             h.update(r.encode())
         try:
-            for f in [*sorted(sql_dir().glob("*/*.sql")), sql_dir() / "catalogue.toml"]:
+            for f in [*(f.path for f in sql_files()), sql_dir() / "catalogue.toml"]:
                 st_ = f.stat()
                 h.update(f"{f.relative_to(sql_dir())}:{st_.st_mtime_ns}:{st_.st_size}".encode())
         except TracekitError:

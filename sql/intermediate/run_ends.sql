@@ -9,11 +9,17 @@
 -- before the sources do, so its on-period is the rest of the run).
 -- uses: runs
 CREATE OR REPLACE VIEW run_ends AS
-SELECT run_id, trace_kind,
-       TRY_CAST(labels['stop_s'] AS DOUBLE) AS stop_s,
-       CASE WHEN isfinite(t_end) THEN t_end END AS t_end,
-       coalesce(TRY_CAST(labels['stop_s'] AS DOUBLE), CASE WHEN isfinite(t_end) THEN t_end END) AS t_run_end,
-       TRY_CAST(labels['cbr_start'] AS DOUBLE) AS cbr_start,
-       least(TRY_CAST(labels['cbr_stop'] AS DOUBLE),
-             coalesce(TRY_CAST(labels['stop_s'] AS DOUBLE), CASE WHEN isfinite(t_end) THEN t_end END)) AS cbr_stop
-FROM runs
+WITH labelled AS (
+    SELECT run_id, trace_kind,
+           TRY_CAST(labels['stop_s'] AS DOUBLE) AS stop_s,
+           CASE WHEN isfinite(t_end) THEN t_end END AS t_end,
+           TRY_CAST(labels['cbr_start'] AS DOUBLE) AS cbr_start,
+           TRY_CAST(labels['cbr_stop'] AS DOUBLE) AS cbr_stop_label
+    FROM runs
+),
+ended AS (
+    SELECT *, coalesce(stop_s, t_end) AS t_run_end FROM labelled
+)
+SELECT run_id, trace_kind, stop_s, t_end, t_run_end, cbr_start,
+       least(cbr_stop_label, t_run_end) AS cbr_stop
+FROM ended
