@@ -479,6 +479,7 @@ def sweep(
     seeds: Optional[str] = typer.Option(None, "--seeds", help="Seeds: 1-5, or 1,3,7 [default: 1, or the experiment's seeds]."),
     set_: List[str] = SetOpt,
     experiment: Optional[str] = typer.Option(None, "--experiment", "-e", help="Run a named paper experiment (see tracekit scenarios)."),
+    quick: bool = typer.Option(False, "--quick", help="With --experiment: its reduced version (fewer seeds, shorter runs, coarser grid)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Simulations at once [default: all cores]."),
     keep_traces: bool = KeepOpt,
     dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would run."),
@@ -497,8 +498,10 @@ def sweep(
     if experiment:
         if scenario or grid or set_:
             raise TracekitError("--experiment takes no scenario, --grid or --set")
-        specs = plan_experiment(experiment, parse_seeds(seeds) if seeds else None)
+        specs = plan_experiment(experiment, parse_seeds(seeds) if seeds else None, quick=quick)
     else:
+        if quick:
+            raise TracekitError("--quick goes with --experiment")
         if not scenario:
             raise TracekitError("name a scenario (tracekit scenarios lists them) or an --experiment")
         specs = plan_sweep(scenario, [parse_grid(g) for g in grid], parse_seeds(seeds or "1"), _pairs(set_, "--set"))
@@ -538,7 +541,7 @@ def sweep(
         if EXPERIMENTS[experiment].compare is not None:
             print(f"\nwhat experiment {experiment} compares (tracekit compare --experiment {experiment}):")
             _print_comparison(experiment_comparison(connect(_data(data)), experiment,
-                                                    parse_seeds(seeds) if seeds else None), "table")
+                                                    parse_seeds(seeds) if seeds else None, quick=quick), "table")
 
 
 class _SweepProgress(_StderrProgress):

@@ -30,6 +30,9 @@ scenario is adding those two files. A declaration file holds (unknown keys are r
     [experiments.grid]            # parameter = [values], where a value may be a range table
                                   # { start, stop, step } (stop included), or one such table
     [experiments.fixed]           # parameter = value, held for every run
+    [experiments.quick]           # optional: the reduced version (tracekit reproduce --quick):
+    seeds = [1, 2], description   # its seeds, and a grid (values replacing some of the
+    grid = { ... }, fixed = { ... }   # experiment's) and fixed values (added or replacing)
 
 Nothing here imports the CLI or the dashboard: they read ``SCENARIOS`` and
 ``EXPERIMENTS`` and call :func:`resolve_params`, the one place where parameters are
@@ -43,7 +46,7 @@ import itertools
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
@@ -281,6 +284,7 @@ class Experiment:
     description: str
     fixed: dict[str, Any] = field(default_factory=dict)  # params held constant (not defaults)
     compare: "ExperimentCompare | None" = None  # what the paper compares, and on which metrics
+    quick: "Experiment | None" = None    # the reduced version (`tracekit reproduce --quick`)
 
     def n_runs(self) -> int:
         n = len(self.seeds)
@@ -311,7 +315,8 @@ _PARAM_KEYS = {"name": True, "type": True, "default": True, "choices": False, "m
 _CHECK_KEYS = {"expr": True, "message": True, "when": False}
 _SERIES_KEYS = {"param": True, "values": False}
 _EXPERIMENT_KEYS = {"name": True, "seeds": True, "description": True, "grid": True, "fixed": False,
-                    "compare": False}
+                    "compare": False, "quick": False}
+_QUICK_KEYS = {"seeds": True, "description": True, "grid": False, "fixed": False}
 _COMPARE_KEYS = {"by": True, "per": False, "metrics": False, "where": False}
 _RANGE_KEYS = {"start": True, "stop": True, "step": True}
 _TYPES = ("int", "float", "choice", "str")
@@ -429,8 +434,35 @@ def _experiment(t: Any, sc: Scenario, where: str) -> Experiment:
         raise ValueError(f"{where}: {sorted(both)[0]!r} is both in grid and in fixed")
     grid = {k: _grid_values(v, f"{where}: grid {k}") for k, v in grid_t.items()}
     cmp = _experiment_compare(t["compare"], grid, f"{where}: compare") if "compare" in t else None
-    return Experiment(name, sc.id, grid, list(seeds), _str(t["description"], f"{where}: description"),
-                      dict(fixed), cmp)
+    exp = Experiment(name, sc.id, grid, list(seeds), _str(t["description"], f"{where}: description"),
+                     dict(fixed), cmp)
+    if "quick" in t:
+        exp = replace(exp, quick=_quick(t["quick"], exp, names, f"{where}: quick"))
+    return exp
+
+
+def _quick(t: Any, exp: Experiment, names: set[str], where: str) -> Experiment:
+    """An experiment's reduced version: its own seeds, grid values replacing some of the
+    experiment's (same parameters), fixed values added to or replacing the experiment's."""
+    _keys(t, _QUICK_KEYS, where)
+    seeds = t["seeds"]
+    if (not isinstance(seeds, list) or not seeds
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in seeds)):
+        raise ValueError(f"{where}: seeds must be a list of integers >= 1")
+    grid_t, fixed = t.get("grid", {}), t.get("fixed", {})
+    if not isinstance(grid_t, dict) or not isinstance(fixed, dict):
+        raise ValueError(f"{where}: grid and fixed must be tables of parameter = values")
+    for key in grid_t:
+        if key not in exp.grid:
+            raise ValueError(f"{where}: grid {key!r} is not in the experiment's grid")
+    for key in fixed:
+        if key not in names:
+            raise ValueError(f"{where}: {key!r} is not a parameter of {exp.scenario}")
+        if key in exp.grid:
+            raise ValueError(f"{where}: {key!r} is in the experiment's grid: reduce it in quick.grid")
+    grid = {**exp.grid, **{k: _grid_values(v, f"{where}: grid {k}") for k, v in grid_t.items()}}
+    return Experiment(exp.name, exp.scenario, grid, list(seeds), _str(t["description"], f"{where}: description"),
+                      {**exp.fixed, **fixed}, exp.compare)
 
 
 def _experiment_compare(t: Any, grid: dict[str, list], where: str) -> ExperimentCompare:
@@ -596,10 +628,14 @@ def series_value(scenario_id: str | None, params: dict[str, Any]) -> str | None:
     return dict(sc.series_values).get(value) if sc.series_values else value
 
 
-def experiment_runs(name: str) -> list[tuple[dict[str, Any], int]]:
-    """The (params, seed) pairs of an experiment: cross product of its grid, with
-    its fixed params, each resolved against the scenario."""
+def experiment_runs(name: str, quick: bool = False) -> list[tuple[dict[str, Any], int]]:
+    """The (params, seed) pairs of an experiment (or of its reduced version, `quick`): cross
+    product of its grid, with its fixed params, each resolved against the scenario."""
     exp = EXPERIMENTS[name]
+    if quick:
+        if exp.quick is None:
+            raise ValueError(f"experiment {name!r} declares no quick version")
+        exp = exp.quick
     keys = list(exp.grid)
     runs = []
     for combo in itertools.product(*(exp.grid[k] for k in keys)):

@@ -124,12 +124,17 @@ def plan_sweep(scenario: str, grids: list[tuple[str, list[str]]], seeds: list[in
     return specs
 
 
-def plan_experiment(name: str, seeds: list[int] | None = None) -> list[SimSpec]:
-    """A named paper experiment's simulations; `seeds` replaces the experiment's own."""
+def plan_experiment(name: str, seeds: list[int] | None = None, quick: bool = False) -> list[SimSpec]:
+    """A named paper experiment's simulations (or its reduced version's, `quick`); `seeds`
+    replaces the experiment's own."""
     if name not in EXPERIMENTS:
         raise TracekitError(f"unknown experiment {name!r}; available: {', '.join(EXPERIMENTS)}")
     exp = EXPERIMENTS[name]
-    configs = list(dict.fromkeys(tuple(params.items()) for params, _ in experiment_runs(name)))
+    if quick:
+        if exp.quick is None:
+            raise TracekitError(f"experiment {name!r} declares no quick version")
+        exp = exp.quick
+    configs = list(dict.fromkeys(tuple(params.items()) for params, _ in experiment_runs(name, quick)))
     return [SimSpec(exp.scenario, params, seed) for params in configs for seed in (seeds or exp.seeds)]
 
 
@@ -226,13 +231,13 @@ def run_sims(
     return results
 
 
-def experiment_comparison(con, name: str, seeds: list[int] | None = None):
+def experiment_comparison(con, name: str, seeds: list[int] | None = None, quick: bool = False):
     """The comparison an experiment declares (its `compare` table: factor, per, the paper's
     metrics, flow filters), over the packet-trace runs of exactly its simulations (by sim_id,
     so other runs of the same scenario in the store are left out). Returns compare.Comparison."""
     from ..compare import Filter, compare
 
-    specs = plan_experiment(name, seeds)
+    specs = plan_experiment(name, seeds, quick)
     exp = EXPERIMENTS[name]
     if exp.compare is None:
         raise TracekitError(f"experiment {name!r} declares no comparison")
