@@ -275,6 +275,16 @@ def test_any_failure_is_one_line_and_exit_1(populated_store, body, needles):
     assert len(line) < 1200
 
 
+def test_a_huge_field_in_an_error_is_cut(tmp_path, store_listing, populated_store):
+    """An ingest error quoting a 10 MB field is one line of about a thousand characters."""
+    f = tmp_path / "huge.tr"
+    f.write_text("+ 0.5 2 3 tcp 1040 ------- 1 0.0 3.0 17 " + "7x" * 5_000_000 + "\n")
+    before = store_listing(populated_store)
+    line = one_error_line(tk("ingest", f, "--data", populated_store), str(f))
+    assert len(line) < 1200
+    assert store_listing(populated_store) == before
+
+
 def test_TRACEKIT_DEBUG_adds_the_traceback(populated_store):
     p = py(RAISE.format(body="raise ZeroDivisionError('division by zero')"), "sql", "SELECT 1", "--data", populated_store,
            env={"TRACEKIT_DEBUG": "1"})

@@ -84,10 +84,15 @@ def _store(d: Optional[Path]) -> Path:
 MAX_ERROR_LINE = 1000    # characters of one line of an error message; the rest is cut
 
 
+def cut(msg: str) -> str:
+    """A message for stderr with each line cut to MAX_ERROR_LINE characters (a quoted 10 MB
+    field stays a line)."""
+    return "\n".join(ln if len(ln) <= MAX_ERROR_LINE else f"{ln[:MAX_ERROR_LINE]}... ({len(ln) - MAX_ERROR_LINE} more characters)"
+                     for ln in (msg.splitlines() or [""]))
+
+
 def fail(msg: str, code: int = 1) -> "typer.Exit":
-    lines = [ln if len(ln) <= MAX_ERROR_LINE else f"{ln[:MAX_ERROR_LINE]}... ({len(ln) - MAX_ERROR_LINE} more characters)"
-             for ln in (msg.splitlines() or [""])]
-    print("tracekit: error: " + "\n".join(lines), file=sys.stderr)
+    print(f"tracekit: error: {cut(msg)}", file=sys.stderr)
     return typer.Exit(code)
 
 
@@ -198,14 +203,14 @@ def ingest(
             elif r.status == "skipped":
                 skipped.append(r)
             else:
-                bar.print(f"tracekit: error: {r.message}")
+                bar.print(f"tracekit: error: {cut(r.message)}")
             for w in r.warnings:
-                bar.print(f"tracekit: warning: {w}")
+                bar.print(f"tracekit: warning: {cut(w)}")
 
         results = ingest_paths(_data(data), paths, labels, flows, skip_bad_lines, progress=bar.update, on_result=report)
     if skipped:
-        print(f"tracekit: skipped {len(skipped)} file(s) that are not traces tracekit can ingest "
-              f"(first: {skipped[0].message})", file=sys.stderr)
+        print(cut(f"tracekit: skipped {len(skipped)} file(s) that are not traces tracekit can ingest "
+                  f"(first: {skipped[0].message})"), file=sys.stderr)
     failed = [r for r in results if r.status == "failed"]
     if failed:
         raise typer.Exit(1)
@@ -638,7 +643,7 @@ def _run_with_progress(specs, data_dir: Path, jobs: int, keep_traces: bool, ns: 
             bar.advance(r)
             if r.status == "failed":
                 failed.append(r)
-                bar.print(f"tracekit: failed: {r.spec.describe()}\n  " + r.error.replace("\n", "\n  "))
+                bar.print(cut(f"tracekit: failed: {r.spec.describe()}\n  " + r.error.replace("\n", "\n  ")))
             else:
                 counts["done"] += 1
 
