@@ -358,25 +358,28 @@ READERS = [   # every command that reads a store (ingest, run, sweep, reproduce 
 ]
 
 
-@pytest.fixture(params=["missing", "empty dir", "other dir", "file"])
-def not_a_store(request, tmp_path):
+def _not_a_store(tmp_path: Path, kind: str) -> Path:
     p = tmp_path / "tracekit-dat"          # a mistyped tracekit-data
-    if request.param == "empty dir":
+    if kind == "empty dir":
         p.mkdir()
-    elif request.param == "other dir":
+    elif kind == "other dir":
         p.mkdir()
         (p / "notes.txt").write_text("mine\n")
-    elif request.param == "file":
+    elif kind == "file":
         p.write_text("not a directory\n")
     return p
 
 
-@pytest.mark.parametrize("args", READERS, ids=[" ".join(a[:2]) for a in READERS])
-def test_a_data_dir_that_is_not_a_store_is_one_line(not_a_store, store_listing, args):
-    before = store_listing(not_a_store) if not_a_store.is_dir() else not_a_store.exists()
-    line = one_error_line(tk(*args, "--data", not_a_store), str(not_a_store))
+CASES = [(args, kind) for args in READERS for kind in ("missing", "other dir")] + [(("runs",), "empty dir"), (("runs",), "file")]
+
+
+@pytest.mark.parametrize("args, kind", CASES, ids=[f"{' '.join(a[:2])}-{k}" for a, k in CASES])
+def test_a_data_dir_that_is_not_a_store_is_one_line(tmp_path, store_listing, args, kind):
+    bad = _not_a_store(tmp_path, kind)
+    before = store_listing(bad) if bad.is_dir() else bad.exists()
+    line = one_error_line(tk(*args, "--data", bad), str(bad))
     assert "not a tracekit store" in line
-    assert (store_listing(not_a_store) if not_a_store.is_dir() else not_a_store.exists()) == before
+    assert (store_listing(bad) if bad.is_dir() else bad.exists()) == before
 
 
 def test_the_default_store_missing_is_one_line(tmp_path):
