@@ -1,7 +1,7 @@
 """The `tracekit` command line: each command parses its options and calls one library
 function. Exit status: 0 on success; 1 with one line `tracekit: error: ...` on stderr for
 any failure, expected (TracekitError) or not (OSError, DuckDB, polars, MemoryError, a bug;
-TRACEKIT_DEBUG=1 adds the traceback); 2 for a usage error (click's message); 130 on Ctrl-C."""
+TRACEKIT_DEBUG=1 adds the traceback); 2 for a usage error (typer's message); 130 on Ctrl-C."""
 from __future__ import annotations
 
 import enum
