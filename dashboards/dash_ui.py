@@ -177,7 +177,7 @@ def status_cells(styler, column: str = "status"):
 def paper_chart(rows: pd.DataFrame, title: str, y_title: str) -> go.Figure:
     """One paper table beside ours: per row (x: its condition without the parts the rows
     share), our mean with its 95 % CI as error bars, the paper's value as a diamond, a paper
-    range [low, high] as a band; a paper value outside its physical bound in orange."""
+    range [low, high] as a band from low to high; a paper value outside its physical bound in orange."""
     d = rows.reset_index(drop=True)
     x = d["shown_condition"].astype(str)
     keys = {c.split("=", 1)[0] for s in x for c in s.split(", ") if "=" in c}
@@ -187,14 +187,22 @@ def paper_chart(rows: pd.DataFrame, title: str, y_title: str) -> go.Figure:
     implausible = d["status"] == "paper implausible"
     fig = go.Figure()
     rng = d["paper_low"] < d["paper_high"]
-    if rng.any():
-        r = d[rng]
-        fig.add_trace(go.Bar(x=x[rng], base=r["paper_low"], y=r["paper_high"] - r["paper_low"], width=0.45,
-                             name="paper (range)", opacity=0.35,
-                             marker=dict(color=[STATUS_COLOUR["paper implausible"] if i else PAPER_COLOUR
-                                                for i in implausible[rng]]),
-                             customdata=r[["paper_low", "paper_high"]].to_numpy(),
-                             hovertemplate="paper: %{customdata[0]:.4g} to %{customdata[1]:.4g}<extra></extra>"))
+    for bad in (False, True):      # a range: a thick translucent bar from low to high (None separates them)
+        sub = rng & (implausible == bad)
+        if sub.any():
+            r = d[sub]
+            bx, by, bc = [], [], []
+            for xv, lo, hi, note in zip(x[sub], r["paper_low"], r["paper_high"], r["note"].fillna("")):
+                bx += [xv, xv, None]
+                by += [lo, hi, None]
+                bc += [[lo, hi, note]] * 2 + [[None, None, ""]]
+            colour = STATUS_COLOUR["paper implausible"] if bad else PAPER_COLOUR
+            fig.add_trace(go.Scatter(x=bx, y=by, mode="lines+markers", connectgaps=False, opacity=0.4,
+                                     name="paper range" + (" (outside its physical bound)" if bad else ""),
+                                     line=dict(width=16, color=colour), marker=dict(symbol="line-ew-open", size=18,
+                                                                                     color=colour),
+                                     customdata=bc, hovertemplate="paper: %{customdata[0]:.4g} to "
+                                                                  "%{customdata[1]:.4g}<br>%{customdata[2]}<extra></extra>"))
     one = d["paper_low"].notna() & ~rng
     for bad, name, colour, symbol in ((False, "paper", PAPER_COLOUR, "diamond-open"),
                                       (True, "paper (outside its physical bound)", STATUS_COLOUR["paper implausible"],
@@ -216,6 +224,8 @@ def paper_chart(rows: pd.DataFrame, title: str, y_title: str) -> go.Figure:
                                  hovertemplate="ours: %{y:.4g} ± %{customdata[0]:.3g} (95% CI, %{customdata[1]} runs)"
                                                "<br>ours / paper: %{customdata[2]:.2f}<extra></extra>"))
     fig.update_layout(title=title, yaxis_title=y_title, xaxis_title=keys.pop() if single_key else "condition",
-                      xaxis_type="category", legend_title_text="", barmode="overlay")
+                      xaxis_type="category", legend_title_text="")
     fig.update_xaxes(categoryorder="array", categoryarray=list(dict.fromkeys(x)))
+    if not (d[["paper_low", "ours_low"]] < 0).any().any():
+        fig.update_yaxes(rangemode="tozero")
     return fig

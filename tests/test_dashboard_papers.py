@@ -124,8 +124,13 @@ def assert_chart_is_rows(at: AppTest, rows: list[dict]) -> None:
     for name in ("paper", "paper (outside its physical bound)"):
         for x, y in zip(by_name[name]["x"], arr(by_name[name]["y"])):
             points[x] = float(y)
-    band = by_name["paper (range)"]
-    bands = {x: (float(b), float(b) + float(h)) for x, b, h in zip(band["x"], arr(band["base"]), arr(band["y"]))}
+    bands = {}
+    for name in ("paper range", "paper range (outside its physical bound)"):
+        if name in by_name:         # x, x, None per range; y: low, high, None
+            bx, by = by_name[name]["x"], list(by_name[name]["y"])
+            for i in range(0, len(bx), 3):
+                assert bx[i] == bx[i + 1] and bx[i + 2] is None and by[i + 2] is None
+                bands[bx[i]] = (float(by[i]), float(by[i + 1]))
     for x, r in zip(xs, rows):
         lo, hi = _paper_range(r["paper"])
         if lo == hi:
@@ -245,3 +250,18 @@ def test_a_broken_paper_file_is_a_message_and_saved_results_still_show(saved_sto
 def test_no_paper_and_no_result(bare_store, tmp_path, monkeypatch):
     at = open_papers(bare_store, tmp_path, monkeypatch)
     assert any("No paper file" in i.value for i in at.info)
+
+
+def test_a_result_made_without_this_papers_file_says_so(saved_store, papers_dir, tmp_path, monkeypatch):
+    store, saved = saved_store
+    both = tmp_path / "papers"
+    shutil.copytree(papers_dir, both)
+    second = PAPER.split("[[tables]]")[0].replace('id = "t1"', 'id = "t2"').replace('"Fig. 9: throughput', '"Table 2')
+    (both / "t2.toml").write_text(second)
+    at = open_papers(store, both, monkeypatch)
+    ov = frame(at, "paper", "experiment", "result", "paper values")
+    assert list(ov["paper"]) == ["t1", "t2"] and list(ov["paper values"]) == [3, 0]
+    at.selectbox(key="papers-paper").set_value("t2").run()
+    assert not at.exception
+    assert any("made from other paper files (papers t1)" in w.value for w in at.warning)
+    assert not charts(at)

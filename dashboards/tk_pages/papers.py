@@ -81,6 +81,10 @@ def _result(exp: str, result: dict) -> None:
     if result.get("notes"):
         with st.expander(f"Notes ({len(result['notes'])})"):
             st.markdown("\n".join(f"- {n}" for n in result["notes"]))
+    if entry.id not in dd.result_papers(result):
+        st.warning(f"This result was made from other paper files (papers {', '.join(dd.result_papers(result)) or 'none'}), "
+                   f"not from paper {entry.id}'s: evaluate it again.")
+        return
     mine = dd.for_paper(result, entry.id)
     rows = dd.result_rows(mine)
     if rows.empty:
