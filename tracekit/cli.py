@@ -493,7 +493,7 @@ def sweep(
 
     Example: tracekit sweep cbr-variants --grid variant=Reno,Vegas --grid cbr_rate_mbps=1:10:1 --seeds 1-5 -j 2
     """
-    from .experiments.sweep import done_sim_ids, parse_grid, parse_seeds, plan_experiment, plan_sweep, run_sims
+    from .experiments.sweep import done_sim_ids, parse_grid, parse_seeds, plan_experiment, plan_sweep
 
     if experiment:
         if scenario or grid or set_:
@@ -514,7 +514,27 @@ def sweep(
         if len(todo) > 20:
             print(f"  ... and {len(todo) - 20} more")
         return
-    failed = []
+    failed = _run_with_progress(specs, _data(data), jobs, keep_traces, ns, "sweep")
+    if failed:
+        raise typer.Exit(1)
+    if experiment and not dry_run:
+        from .experiments import EXPERIMENTS
+        from .experiments.sweep import experiment_comparison
+        from .query import connect
+
+        if EXPERIMENTS[experiment].compare is not None:
+            print(f"\nwhat experiment {experiment} compares (tracekit compare --experiment {experiment}):")
+            _print_comparison(experiment_comparison(connect(_data(data)), experiment,
+                                                    parse_seeds(seeds) if seeds else None, quick=quick), "table")
+
+
+def _run_with_progress(specs, data_dir: Path, jobs: int, keep_traces: bool, ns: str, what: str,
+                       out=None) -> list:
+    """Run the simulations not yet in the store with a progress bar on stderr; print one
+    summary line (to `out`, default stdout); return the failed results."""
+    from .experiments.sweep import run_sims
+
+    failed: list = []
     counts = {"done": 0, "skipped": 0}
     with _SweepProgress() as bar:
         def started(n_todo, n_skipped):
@@ -529,19 +549,110 @@ def sweep(
             else:
                 counts["done"] += 1
 
-        run_sims(specs, _data(data), jobs=jobs or None, keep_traces=keep_traces, on_start=started, on_result=finished, ns_binary=ns)
-    print(f"sweep: {counts['done']} ran, {counts['skipped']} already in the store, {len(failed)} failed")
-    if failed:
-        raise typer.Exit(1)
-    if experiment and not dry_run:
-        from .experiments import EXPERIMENTS
-        from .experiments.sweep import experiment_comparison
+        run_sims(specs, data_dir, jobs=jobs or None, keep_traces=keep_traces, on_start=started, on_result=finished, ns_binary=ns)
+    print(f"{what}: {counts['done']} ran, {counts['skipped']} already in the store, {len(failed)} failed",
+          file=out or sys.stdout)
+    return failed
+
+
+@app.command()
+@handles_errors
+def reproduce(
+    experiment: Optional[str] = typer.Argument(None, help="A paper experiment (tracekit reproduce --list); omit with --all or --list."),
+    quick: bool = typer.Option(False, "--quick", help="The experiment's reduced version (fewer seeds, shorter runs, coarser grid; about two minutes on two cores)."),
+    all_: bool = typer.Option(False, "--all", help="Every experiment, one after the other."),
+    list_: bool = typer.Option(False, "--list", help="List the experiments, their papers and the last result in the store."),
+    run: bool = typer.Option(True, "--run/--no-run", help="Run the simulations missing from the store first (default), or only evaluate what is there."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, json or markdown (with --all: the summary table)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Simulations at once [default: all cores]."),
+    keep_traces: bool = KeepOpt,
+    ns: str = NsOpt,
+    papers_dir: Optional[Path] = typer.Option(None, "--papers", help="Read the paper files from DIR instead of the bundled ones (tracekit/experiments/papers/; format in its README.md).", metavar="DIR"),
+    data: Optional[Path] = DataOpt,
+) -> None:
+    """Set a paper's numbers and claims beside ours: run the experiment's sweep (resumable:
+    simulations already in the store are reused), then print one table per paper table
+    (condition, paper value, ours as mean ± 95% CI over seeds, ratio) and each of the
+    paper's claims, marked reproduced, not reproduced, untestable (with why) or paper
+    implausible (with the physical bound), with the numbers the verdict rests on. The papers
+    are data: tracekit/experiments/papers/*.toml. Each result is also saved in the store
+    (reproduce/EXPERIMENT[.quick].json) for --list and the dashboard's Papers page.
+
+    Example: tracekit reproduce cbr-exp1 --quick
+    """
+    import datetime
+    import json
+
+    from . import reproduce as rp
+    from .experiments import EXPERIMENTS
+    from .experiments.sweep import plan_experiment
+    from .output import _plain
+
+    if fmt not in ("table", "json", "markdown"):
+        raise TracekitError(f"--format must be table, json or markdown, not {fmt!r}")
+    try:
+        papers = rp.load_papers(papers_dir) if papers_dir else rp.load_papers()
+    except rp.PaperFileError as e:
+        raise TracekitError(f"paper file {e}") from None
+    root = _data(data)
+    if list_:
+        if experiment or all_:
+            raise TracekitError("--list takes no experiment and no --all")
+        rows = []
+        for name, exp in EXPERIMENTS.items():
+            mine = rp.papers_of(name, papers)
+            n_rows = sum(len(t.rows) for p in mine for t in p.tables if t.experiment == name)
+            n_claims = sum(1 for p in mine for c in p.claims if c.experiment == name)
+            last = rp.last_result(root, name)
+            summ = "-"
+            if last:
+                c = last.get("summary", {})
+                summ = (f"{'quick' if last.get('quick') else 'full'} {str(last.get('when', ''))[:16]}: "
+                        + ", ".join(f"{c.get(s, 0)} {s}" for s in rp.STATUSES))
+            rows.append([name, exp.scenario, ", ".join(p.id for p in mine) or "-", n_rows, n_claims,
+                         exp.n_runs(), exp.quick.n_runs() if exp.quick else None, summ])
+        from .output import print_rows
+
+        print_rows(["experiment", "scenario", "papers", "paper values", "claims", "runs", "quick runs", "last result"],
+                   rows, "json" if fmt == "json" else "table", title="experiments (tracekit reproduce NAME [--quick])")
+        return
+    if all_ == bool(experiment):
+        raise TracekitError("name an experiment (tracekit reproduce --list), or --all")
+    if experiment is not None and experiment not in EXPERIMENTS:
+        raise TracekitError(f"unknown experiment {experiment!r}; available: {', '.join(EXPERIMENTS)}")
+    names = list(EXPERIMENTS) if experiment is None else [experiment]
+    if quick:
+        missing = [n for n in names if EXPERIMENTS[n].quick is None]
+        if missing:
+            raise TracekitError(f"experiment {missing[0]!r} declares no quick version")
+    results = []
+    status = 0
+    for name in names:
+        if run:
+            specs = plan_experiment(name, quick=quick)
+            print(f"tracekit: {name}{' (quick)' if quick else ''}: {len(specs)} simulations", file=sys.stderr)
+            if _run_with_progress(specs, root, jobs, keep_traces, ns, f"reproduce {name}", out=sys.stderr):
+                status = 1
         from .query import connect
 
-        if EXPERIMENTS[experiment].compare is not None:
-            print(f"\nwhat experiment {experiment} compares (tracekit compare --experiment {experiment}):")
-            _print_comparison(experiment_comparison(connect(_data(data)), experiment,
-                                                    parse_seeds(seeds) if seeds else None, quick=quick), "table")
+        res = rp.evaluate(connect(root), name, quick=quick, papers=papers)
+        rp.save_result(root, res, datetime.datetime.now().isoformat(timespec="seconds"))
+        results.append(res)
+        if not all_ or fmt == "table":
+            if fmt == "json":
+                print(json.dumps(_plain(res.as_dict()), indent=1))
+            elif fmt == "markdown":
+                print(rp.render_markdown(res))
+            else:
+                print(rp.render_text(res) + ("\n" if all_ else ""))
+    if all_ and fmt == "json":
+        print(json.dumps(_plain([r.as_dict() for r in results]), indent=1))
+    elif all_ and fmt == "markdown":
+        print(rp.render_summary_markdown(results))
+    elif all_:
+        print(rp.render_summary_markdown(results))
+    if status:
+        raise typer.Exit(1)
 
 
 class _SweepProgress(_StderrProgress):
