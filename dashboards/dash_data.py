@@ -791,7 +791,8 @@ def result_rows(result: dict) -> pd.DataFrame:
     value), ours (mean over seeds and its 95 % CI half-width, with the interval's ends), the
     ratio ours / paper, the runs and the row's status and notes, all as the result holds them."""
     cols = ["table", "cite", "title", "condition", "shown_condition", "metric", "unit", "paper", "paper_low",
-            "paper_high", "ours", "ci95", "ours_low", "ours_high", "ratio", "n_runs", "status", "note", "quote"]
+            "paper_high", "ours", "ci95", "ours_low", "ours_high", "ratio", "paper_in_ci", "n_runs", "status", "note",
+            "quote"]
     recs = []
     rows = result.get("rows", [])
     by_table: dict[str, list[int]] = {}
@@ -813,7 +814,8 @@ def result_rows(result: dict) -> pd.DataFrame:
             "paper_low": lo, "paper_high": hi, "ours": ours, "ci95": ci,
             "ours_low": None if ours is None or ci is None else ours - ci,
             "ours_high": None if ours is None or ci is None else ours + ci,
-            "ratio": r.get("ratio"), "n_runs": r.get("n_runs"), "status": r.get("status"),
+            "ratio": r.get("ratio"), "paper_in_ci": r.get("paper_in_ci"), "n_runs": r.get("n_runs"),
+            "status": r.get("status"),
             "note": "; ".join(notes) or None, "quote": r.get("quote")})
     df = pd.DataFrame(recs, columns=cols)
     for c in ("paper_low", "paper_high", "ours", "ci95", "ours_low", "ours_high", "ratio"):

@@ -101,7 +101,7 @@ def _result(exp: str, result: dict) -> None:
                    "Paper: its value (diamond) or stated range (band); orange: outside the physical bound of the "
                    "paper's own setup (paper implausible).")
         show = rows[["table", "cite", "condition", "metric", "unit", "paper", "paper_low", "paper_high", "ours", "ci95",
-                     "ours_low", "ours_high", "ratio", "n_runs", "status", "note", "quote"]]
+                     "ours_low", "ours_high", "ratio", "paper_in_ci", "n_runs", "status", "note", "quote"]]
         ui.table(show, f"paper-{entry.id}-{exp}-values", key=f"papers-rows-{exp}",
                  style=lambda s: ui.status_cells(s), column_config={
                      "paper_low": st.column_config.NumberColumn(format="%.4g"),
