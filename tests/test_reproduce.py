@@ -137,6 +137,7 @@ id = "cwnd"
 experiment = "varying-error-rate"
 cite = "Fig. 3"
 text = "The window saw-tooth"
+note = "Fig. 3 has no axis labels"
 kind = "untestable"
 reason = "a figure of cwnd shapes"
 
@@ -295,6 +296,7 @@ def test_rows_beside_the_paper(result, plain):
     assert r0.n_runs == 3 and math.isclose(r0.stats.mean, m, rel_tol=1e-9)
     assert math.isclose(r0.stats.ci95, ci, rel_tol=1e-6)
     assert math.isclose(r0.ratio, m / 900, rel_tol=1e-9) and r0.status is None
+    assert r0.paper_in_ci == (m - ci <= 900 <= m + ci)
     # 2000 kbit/s over 1 Mb/s links (the scenario's bandwidth_mbps default): impossible
     assert r5.status == "paper implausible" and "<= 1,000.0 kbit/s" in r5.bound_text
     assert r0.bound_text == "bound <= 1,000.0 kbit/s: the link's capacity"     # the table's bound
@@ -379,6 +381,8 @@ def test_cli_json_shape_and_list(store, tmp_path):
         assert {"table", "condition", "metric", "paper", "ours", "ci95", "n_runs"} <= set(row)
     assert [r["n_runs"] for r in out["rows"]] == [3, 3, 0]
     assert all({"text", "status", "evidence"} <= set(c) for c in out["claims"])
+    assert [c["note"] for c in out["claims"] if c["note"]] == ["Fig. 3 has no axis labels"]
+    assert "paper t1: written for the tests" in out["notes"]
     assert {c["status"] for c in out["claims"]} <= set(rp.STATUSES)
     assert all(isinstance(n, str) for n in out["notes"])
     text = _tk("reproduce", "varying-error-rate", "--no-run", "--papers", str(d), "--data", str(store)).stdout

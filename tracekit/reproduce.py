@@ -69,6 +69,7 @@ class Row:
     bound_min: str | None = None
     bound_max: str | None = None
     bound_why: str | None = None
+    note: str | None = None                 # the file's remark on this value (e.g. how it was read)
 
     @property
     def paper_value(self) -> float:
@@ -115,6 +116,7 @@ class Claim:
     rests_on: tuple[str, ...] = ()
     implausible_expr: str | None = None
     implausible_why: str | None = None
+    note: str | None = None                 # the file's remark (e.g. why our setup may differ)
 
 
 @dataclass(frozen=True)
@@ -134,12 +136,13 @@ _TOP = {"id": True, "title": True, "citation": True, "source": True, "notes": Fa
         "experiments": True, "tables": False, "claims": False}
 _TABLE = {"id": True, "experiment": True, "cite": True, "title": True, "metric": True, "flows": False,
           "where": False, "condition": False, "bound": False, "rows": True}
-_ROW = {"id": False, "condition": False, "paper": True, "quote": False, "bound": False}
+_ROW = {"id": False, "condition": False, "paper": True, "quote": False, "bound": False, "note": False}
 _BOUND = {"min": False, "max": False, "why": True}
 _CLAIM = {"id": True, "experiment": True, "cite": True, "text": True, "kind": True, "metric": False,
           "flows": False, "where": False, "condition": False, "by": False, "level": False, "among": False,
           "a": False, "b": False, "tolerance_pct": False, "range_pct": False, "along": False,
-          "direction": False, "test": False, "reason": False, "rests_on": False, "implausible": False}
+          "direction": False, "test": False, "reason": False, "rests_on": False, "implausible": False,
+          "note": False}
 _IMPLAUSIBLE = {"expr": True, "why": True}
 
 
@@ -280,7 +283,8 @@ def load_paper(path: Path) -> Paper:
             b = _bound(r["bound"], f"{rw}: bound") if "bound" in r else table_bound
             rows.append(Row(_opt_label(r, "id"), {**cond, **rc}, (lo, hi),
                             _text(r["quote"], f"{rw}: quote") if "quote" in r else None,
-                            b.get("min"), b.get("max"), _text(b["why"], f"{rw}: bound.why") if b else None))
+                            b.get("min"), b.get("max"), _text(b["why"], f"{rw}: bound.why") if b else None,
+                            _text(r["note"], f"{rw}: note") if "note" in r else None))
         ids = [r.id for r in rows if r.id]
         if len(ids) != len(set(ids)):
             raise PaperFileError(f"{w}: row ids must be unique")
@@ -328,7 +332,8 @@ def _claim(c: Any, pid: str, experiments: dict[str, str], w: str) -> Claim:
     if kind not in KINDS:
         raise PaperFileError(f"{w}: kind must be one of {', '.join(KINDS)}")
     common = dict(paper=pid, id=_text(c["id"], f"{w}: id"), experiment=exp, cite=_text(c["cite"], f"{w}: cite"),
-                  text=_text(c["text"], f"{w}: text"), kind=kind)
+                  text=_text(c["text"], f"{w}: text"), kind=kind,
+                  note=_text(c["note"], f"{w}: note") if "note" in c else None)
     if kind == "untestable":
         if "reason" not in c:
             raise PaperFileError(f"{w}: an untestable claim needs a reason")
@@ -677,14 +682,24 @@ class RowResult:
             return None
         return self.stats.mean / self.row.paper_value
 
+    @property
+    def paper_in_ci(self) -> bool | None:
+        """Whether the paper's value (or range) meets our 95 % confidence interval."""
+        if self.stats is None or self.stats.ci95 is None:
+            return None
+        lo, hi = self.stats.mean - self.stats.ci95, self.stats.mean + self.stats.ci95
+        return self.row.paper[1] >= lo and self.row.paper[0] <= hi
+
     def as_dict(self) -> dict[str, Any]:
         p: Any = self.row.paper[0] if self.row.paper[0] == self.row.paper[1] else list(self.row.paper)
         return {"table": f"{self.table.paper}/{self.table.id}", "title": self.table.title, "cite": self.table.cite,
-                "condition": cond_text(self.row.condition), "metric": self.table.metric.name,
+                "condition": cond_text(self.row.condition),
+                "labels": {k: list(v) for k, v in self.row.condition.items()},
+                "table_labels": sorted(self.table.condition), "metric": self.table.metric.name,
                 "unit": self.table.metric.unit, "paper": p,
                 "ours": None if self.stats is None else self.stats.mean,
                 "ci95": None if self.stats is None else self.stats.ci95,
-                "n_runs": self.n_runs, "ratio": self.ratio, "status": self.status,
+                "n_runs": self.n_runs, "ratio": self.ratio, "paper_in_ci": self.paper_in_ci, "status": self.status,
                 "bound": self.bound_text, "note": self.note, "quote": self.row.quote}
 
 
@@ -697,7 +712,8 @@ class ClaimResult:
     def as_dict(self) -> dict[str, Any]:
         c = self.claim
         return {"id": f"{c.paper}/{c.id}", "paper": c.paper, "cite": c.cite, "kind": c.kind, "text": c.text,
-                "metric": c.metric.name if c.metric else None, "status": self.status, "evidence": self.evidence}
+                "metric": c.metric.name if c.metric else None, "status": self.status, "evidence": self.evidence,
+                "note": c.note}
 
 
 @dataclass
@@ -959,12 +975,14 @@ def evaluate_row(table: Table, row: Row, values: list[Value], quick: bool, paper
     sel = Selection(values, table.metric, table.flows, table.where)
     st, n_match, _ = sel.group("ours", row.condition)
     status, bound = _row_bound(table, row, paper)
-    note = None
+    notes = []
     if n_match == 0:
-        note = "no runs in the store" + (" (not in the quick version's grid)" if quick else "")
+        notes.append("no runs in the store" + (" (not in the quick version's grid)" if quick else ""))
     elif st is None:
-        note = _undefined(table.metric, n_match)
-    return RowResult(table, row, st, n_match, status, bound, note)
+        notes.append(_undefined(table.metric, n_match))
+    if row.note:
+        notes.append(row.note)
+    return RowResult(table, row, st, n_match, status, bound, "; ".join(notes) or None)
 
 
 def experiment_run_ids(con, experiment: str, quick: bool) -> tuple[list[str], int]:
@@ -1004,6 +1022,7 @@ def evaluate(con, experiment: str, quick: bool = False, papers: dict[str, Paper]
     claims = [c for p in mine for c in p.claims if c.experiment == experiment]
     for p in mine:
         res.notes.append(f"paper {p.id} ({p.citation}): {p.experiments[experiment]}")
+        res.notes.extend(f"paper {p.id}: {n}" for n in p.notes)
     if not tables and not claims:
         res.notes.append("the papers give no value and no claim for this experiment (see above)")
     needed = sorted({t.metric.name for t in tables} | {c.metric.name for c in claims if c.metric})
@@ -1065,11 +1084,12 @@ def _paper_text(row: Row) -> str:
 
 
 def row_cells(r: RowResult) -> list[str]:
-    """condition, paper, ours (mean ± 95 % CI), ratio, runs, status/note."""
+    """condition, paper, ours (mean ± 95 % CI), ratio, paper in our CI, runs, status/note."""
     ratio = "-" if r.ratio is None else f"{r.ratio:.2f}"
+    inside = {None: "-", True: "yes", False: "no"}[r.paper_in_ci]
     notes = [x for x in (r.status and f"{r.status.upper()}: {r.bound_text}", r.note) if x]
     return [cond_text({k: v for k, v in r.row.condition.items() if k not in r.table.condition}) or "(all)",
-            _paper_text(r.row), _ours_text(r), ratio, str(r.n_runs), "; ".join(notes)]
+            _paper_text(r.row), _ours_text(r), ratio, inside, str(r.n_runs), "; ".join(notes)]
 
 
 def _groups(result: Result) -> list[tuple[Table, list[RowResult]]]:
@@ -1083,7 +1103,7 @@ def render_text(result: Result) -> str:
     lines = [f"reproduce {result.experiment}" + (" (QUICK: reduced version)" if result.quick else "")
              + f": {result.n_runs} of {result.n_planned} simulations in the store"]
     lines += [f"  note: {n}" for n in result.notes]
-    headers = ["condition", "paper", "ours (mean ± 95% CI)", "ours/paper", "runs", "note"]
+    headers = ["condition", "paper", "ours (mean ± 95% CI)", "ours/paper", "paper in CI", "runs", "note"]
     for table, rows in _groups(result):
         cond = cond_text(table.condition) if table.condition else ""
         lines.append("")
@@ -1100,6 +1120,8 @@ def render_text(result: Result) -> str:
         for c in result.claims:
             lines.append(f"  [{c.status}] {c.claim.text} (paper {c.claim.paper}, {c.claim.cite})")
             lines.append(f"      {c.evidence}")
+            if c.claim.note:
+                lines.append(f"      note: {c.claim.note}")
     counts = result.counts()
     lines.append("")
     lines.append(f"summary: {len(result.rows)} paper values; claims: "
@@ -1117,12 +1139,13 @@ def render_markdown(result: Result) -> str:
     for table, rows in _groups(result):
         out += ["", f"**Paper {table.paper}, {_md(table.cite)}: {_md(table.title)}** "
                     f"(`{table.metric.name}`, {table.metric.unit})", "",
-                "| condition | paper | ours (mean ± 95% CI) | ours/paper | runs | note |", "|---|---|---|---|---|---|"]
+                "| condition | paper | ours (mean ± 95% CI) | ours/paper | paper in CI | runs | note |",
+                "|---|---|---|---|---|---|---|"]
         out += ["| " + " | ".join(_md(x) for x in row_cells(r)) + " |" for r in rows]
     if result.claims:
         out += ["", "| claim | status | evidence |", "|---|---|---|"]
-        out += [f"| {_md(c.claim.text)} (paper {c.claim.paper}, {_md(c.claim.cite)}) | {c.status} | {_md(c.evidence)} |"
-                for c in result.claims]
+        out += [f"| {_md(c.claim.text)} (paper {c.claim.paper}, {_md(c.claim.cite)}) | {c.status} | {_md(c.evidence)}"
+                + (f" Note: {_md(c.claim.note)}" if c.claim.note else "") + " |" for c in result.claims]
     return "\n".join(out)
 
 
