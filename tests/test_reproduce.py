@@ -40,6 +40,7 @@ cite = "Fig. 9"
 title = "Throughput"
 metric = "throughput_kbps"
 condition = { variant = "Reno" }
+bound = { max = "bandwidth_mbps * 1000", why = "the link's capacity" }
 [[tables.rows]]
 id = "e0"
 condition = { error_rate = 0.0 }
@@ -48,10 +49,10 @@ paper = 900
 id = "e5"
 condition = { error_rate = 0.05 }
 paper = 2000
-bound = { max = "bandwidth_mbps * 1000", why = "the link's capacity" }
 [[tables.rows]]
 condition = { error_rate = 0.1 }
 paper = [100, 200]
+bound = { min = "paper * 0 + 150", max = "row('fig9/e0') * 2", why = "made up" }
 
 [[claims]]
 id = "falls"
@@ -296,6 +297,9 @@ def test_rows_beside_the_paper(result, plain):
     assert math.isclose(r0.ratio, m / 900, rel_tol=1e-9) and r0.status is None
     # 2000 kbit/s over 1 Mb/s links (the scenario's bandwidth_mbps default): impossible
     assert r5.status == "paper implausible" and "<= 1,000.0 kbit/s" in r5.bound_text
+    assert r0.bound_text == "bound <= 1,000.0 kbit/s: the link's capacity"     # the table's bound
+    # the row's own bound: [150, 2 x 900]; the paper's [100, 200] is not wholly outside it
+    assert r10.status is None and r10.bound_text == "bound >= 150.0 kbit/s and <= 1,800.0 kbit/s: made up"
     assert r10.stats is None and r10.n_runs == 0 and "no runs" in r10.note
     d = r10.as_dict()
     assert d["paper"] == [100.0, 200.0] and d["ours"] is None and d["ratio"] is None
@@ -393,3 +397,4 @@ def test_quick_plan_differs_only_where_declared():
         full, quick = plan_experiment(name), plan_experiment(name, quick=True)
         assert 0 < len(quick) < len(full), name
         assert {s.seed for s in quick} == set(exp.quick.seeds)
+

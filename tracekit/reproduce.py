@@ -133,7 +133,7 @@ class Paper:
 _TOP = {"id": True, "title": True, "citation": True, "source": True, "notes": False,
         "experiments": True, "tables": False, "claims": False}
 _TABLE = {"id": True, "experiment": True, "cite": True, "title": True, "metric": True, "flows": False,
-          "where": False, "condition": False, "rows": True}
+          "where": False, "condition": False, "bound": False, "rows": True}
 _ROW = {"id": False, "condition": False, "paper": True, "quote": False, "bound": False}
 _BOUND = {"min": False, "max": False, "why": True}
 _CLAIM = {"id": True, "experiment": True, "cite": True, "text": True, "kind": True, "metric": False,
@@ -259,6 +259,7 @@ def load_paper(path: Path) -> Paper:
             raise PaperFileError(f"{w}: experiment {exp!r} is not in the file's [experiments]")
         cond = _condition(t.get("condition"), f"{w}: condition")
         _check_condition(cond, exp, w)
+        table_bound = _bound(t["bound"], f"{w}: bound") if "bound" in t else {}
         rows = []
         if not isinstance(t["rows"], list) or not t["rows"]:
             raise PaperFileError(f"{w}: rows must be a non-empty list")
@@ -276,12 +277,7 @@ def load_paper(path: Path) -> Paper:
                     raise PaperFileError(f"{rw}: paper range [low, high] needs low <= high")
             else:
                 lo = hi = _num(p, f"{rw}: paper")
-            b = _keys(r["bound"], _BOUND, f"{rw}: bound") if "bound" in r else {}
-            if b and "min" not in b and "max" not in b:
-                raise PaperFileError(f"{rw}: bound needs min and/or max")
-            for k in ("min", "max"):
-                if k in b:
-                    _parse_expr(_text(b[k], f"{rw}: bound.{k}"), f"{rw}: bound.{k}")
+            b = _bound(r["bound"], f"{rw}: bound") if "bound" in r else table_bound
             rows.append(Row(_opt_label(r, "id"), {**cond, **rc}, (lo, hi),
                             _text(r["quote"], f"{rw}: quote") if "quote" in r else None,
                             b.get("min"), b.get("max"), _text(b["why"], f"{rw}: bound.why") if b else None))
@@ -308,6 +304,17 @@ def load_paper(path: Path) -> Paper:
     return Paper(pid, _text(doc["title"], f"{where}: title"), _text(doc["citation"], f"{where}: citation"),
                  _text(doc["source"], f"{where}: source"), tuple(_text(n, f"{where}: notes") for n in notes),
                  experiments, tuple(tables), tuple(claims), path)
+
+
+def _bound(b: Any, where: str) -> dict:
+    """A bound table: min and/or max expressions (checked here) and why."""
+    _keys(b, _BOUND, where)
+    if "min" not in b and "max" not in b:
+        raise PaperFileError(f"{where}: a bound needs min and/or max")
+    for k in ("min", "max"):
+        if k in b:
+            _parse_expr(_text(b[k], f"{where}.{k}"), f"{where}.{k}")
+    return b
 
 
 def _claim(c: Any, pid: str, experiments: dict[str, str], w: str) -> Claim:
