@@ -25,6 +25,7 @@ DuckDB, the test and the wording from this module.
 from __future__ import annotations
 
 import math
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -227,7 +228,9 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
     # a unit that is only a range ("0 to 1") reads badly after a number: left out there
     u = "" if " to " in metric.unit else f" {metric.unit}"
     valid = [g for g in groups if g.n]
-    ranked = sorted(valid, key=lambda g: -_mean(g) if metric.higher_is_better else _mean(g))
+    # means equal to 12 significant digits rank as equal (DuckDB's parallel sums differ in the
+    # last bits from one run to the next), so tied groups keep the factor's order (a stable sort)
+    ranked = sorted(valid, key=lambda g: float(f"{-_mean(g) if metric.higher_is_better else _mean(g):.12g}"))
     common: dict[str, Any] = dict(metric=metric, factor=factor, groups=groups, per=per, note=note)
     if not ranked:
         return Verdict(kind="no_data", text=f"no values of {metric.title} to compare", **common)
@@ -425,23 +428,41 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
             SELECT m.metric, c.run_id, c.seed, m.value, {sel_list}
             FROM run_metrics m JOIN c USING (run_id)
             WHERE m.level = 'run' AND m.metric IN ({run_list})""")
-    ctes = f"""
+    # per metric, group and run: the run's value (the mean over its selected flows). Both
+    # queries below read it, and computing it reads run_metrics over every selected run (most
+    # of the time of a comparison), so it is computed once, into a temporary table
+    per_run_sql = f"""
         WITH c AS ({sel_runs}),
-        vals AS ({" UNION ALL ".join(parts)}),
-        per_run AS (
-            SELECT metric, {keys}, run_id, any_value(seed) AS seed, avg(value) AS value,
-                   count(value) AS n_flows
-            FROM vals GROUP BY metric, {keys}, run_id
-            HAVING count(value) > 0
-        )"""
-    values_sql = f"""{ctes}
+        vals AS ({" UNION ALL ".join(parts)})
+        SELECT metric, {keys}, run_id, any_value(seed) AS seed, avg(value) AS value,
+               count(value) AS n_flows
+        FROM vals GROUP BY metric, {keys}, run_id
+        HAVING count(value) > 0"""
+    per_run = f"temp.tracekit_compare_per_run_{uuid.uuid4().hex}"
+    try:
+        con.execute(f"CREATE TEMP TABLE {per_run.split('.')[1]} AS {per_run_sql}", params)
+    except Exception as e:
+        raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
+    try:
+        return _compare_groups(con, scenario, factor, mets, per, where, flow_text, flow_cond, n_runs, cols,
+                               keys, sel_list, sel_runs, params, per_run, alpha)
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {per_run}")
+
+
+def _compare_groups(con, scenario: str, factor: str, mets: tuple[Metric, ...], per: Sequence[str],
+                    where: Sequence[Filter], flow_text: str, flow_cond: str, n_runs: int, cols: list[str],
+                    keys: str, sel_list: str, sel_runs: str, params: list, per_run: str,
+                    alpha: float) -> Comparison:
+    """compare()'s groups and verdicts from the per-run values in the table per_run."""
+    values_sql = f"""
         SELECT metric, {keys}, list(value ORDER BY seed, value) AS vals,
                list(seed ORDER BY seed, value) AS seeds, avg(value) AS mean,
                stddev_samp(value) AS sd, t_975(count(value) - 1) * stddev_samp(value) / sqrt(count(value)) AS ci,
                sum(n_flows) AS n_flows
-        FROM per_run GROUP BY metric, {keys}"""
+        FROM {per_run} GROUP BY metric, {keys}"""
     try:
-        rows = con.execute(values_sql, params).fetchall()
+        rows = con.execute(values_sql).fetchall()
     except Exception as e:
         raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
     # the note: per group, whether its selected flows are all of loss-based variants, and
@@ -456,12 +477,13 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
     loss = {tuple(r[:len(cols)]): (bool(r[len(cols)]), r[len(cols) + 1]) for r in con.execute(loss_sql, params).fetchall()}
 
     # labels other than the factor and --per ones that take several values within a group
-    pooled = [k for (k,) in con.execute(f"""{ctes}
+    pooled = [k for (k,) in con.execute(f"""
+        WITH c AS ({sel_runs})
         SELECT DISTINCT lk FROM (
             SELECT metric, {keys}, lk FROM (
                 SELECT p.metric, {', '.join('p.' + k for k in keys.split(', '))},
                        unnest(map_keys(c.labels)) AS lk, unnest(map_values(c.labels)) AS lv
-                FROM (SELECT DISTINCT metric, {keys}, run_id FROM per_run) p JOIN c USING (run_id))
+                FROM (SELECT DISTINCT metric, {keys}, run_id FROM {per_run}) p JOIN c USING (run_id))
             GROUP BY metric, {keys}, lk HAVING count(DISTINCT lv) > 1)
         ORDER BY 1""", params).fetchall()
         if k not in (factor, *per, "seed", "sim_id", "scenario")]

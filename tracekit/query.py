@@ -1,7 +1,8 @@
 """DuckDB over the Parquet store: the `raw_*` views over the files, then every view in sql/.
 
 Nothing is copied into a database file: each connection is in memory and reads the run
-files where they lie. `sql/` is read at run time, in layers (staging/, intermediate/,
+files where they lie (the raw_* views name the files found when connecting: a run added
+later is seen by the next connection). `sql/` is read at run time, in layers (staging/, intermediate/,
 metrics/, macros/); each file defines the one view or macro named by its file name and
 declares what it uses on a `-- uses: a, b` header line, and the files are loaded in that
 declared dependency order (a cycle or an unknown name is an error, not a retry).
@@ -111,20 +112,50 @@ def sql_files() -> list[SqlFile]:
     return list(_ordered(str(root), stamp))
 
 
-def _raw_view(con: duckdb.DuckDBPyConnection, store: Store, name: str, schema: pa.Schema) -> None:
-    fname = "run.parquet" if name == "runs" else f"{name}-*.parquet"
-    files = list(store.runs_dir.glob(f"run_id=*/{fname}")) if store.runs_dir.exists() else []
+def store_files(store: Store) -> dict[str, list[str]]:
+    """Every Parquet file of the store, by table ('runs' for the run records), sorted: one
+    walk of runs/ per connection, so the views name their files instead of globbing them."""
+    files: dict[str, list[str]] = {}
+    if not store.runs_dir.is_dir():
+        return files
+    with os.scandir(store.runs_dir) as runs:
+        for run in runs:
+            if not run.name.startswith("run_id=") or not run.is_dir():
+                continue
+            with os.scandir(run.path) as entries:
+                for e in entries:
+                    if e.name == "run.parquet":
+                        files.setdefault("runs", []).append(e.path)
+                    elif e.name.endswith(".parquet") and "-" in e.name:
+                        files.setdefault(e.name.rsplit("-", 1)[0], []).append(e.path)
+    for paths in files.values():
+        paths.sort()
+    return files
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _raw_view_sql(name: str, schema: pa.Schema, files: list[str]) -> str:
+    """raw_<name>: the declared columns of the table (schema) read from `files`, and run_id
+    from their run_id=<id> directory; without files, an empty relation of the same columns.
+
+    The columns come from the declared schema, not from the files: every part of a store is
+    written with its table's declared columns (ingest casts each chunk to them, and a store of
+    another schema version is refused), so when a query binds the view DuckDB reads just the
+    first file's footer, and the rest match by column name (a file without a declared column
+    fails the query that reads it, naming the file). With `union_by_name` every bind read every
+    file's footer, which made the views over a few hundred runs take minutes to define."""
     if files:
-        pattern = str(store.runs_dir / "run_id=*" / fname).replace("'", "''")
-        con.execute(
-            f"CREATE OR REPLACE VIEW raw_{name} AS SELECT * FROM read_parquet('{pattern}', "
-            "hive_partitioning = true, hive_types = {'run_id': VARCHAR}, union_by_name = true)"
-        )
-    else:
-        # no file yet: an empty relation of the same columns, in plain SQL (a registered
-        # Arrow table would pull in pandas and be invisible to the connection's cursors)
-        cols = ", ".join(f"CAST(NULL AS {_duck_type(f.type)}) AS {f.name}" for f in schema)
-        con.execute(f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, CAST(NULL AS VARCHAR) AS run_id WHERE false")
+        cols = ", ".join(f'"{f.name}"' for f in schema)
+        listed = "[" + ", ".join(_quote(p) for p in files) + "]"
+        return (f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, run_id FROM read_parquet({listed}, "
+                "hive_partitioning = true, hive_types = {'run_id': VARCHAR})")
+    # in plain SQL (a registered Arrow table would pull in pandas and be invisible to the
+    # connection's cursors)
+    cols = ", ".join(f'CAST(NULL AS {_duck_type(f.type)}) AS "{f.name}"' for f in schema)
+    return f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, CAST(NULL AS VARCHAR) AS run_id WHERE false"
 
 
 def _duck_type(t: pa.DataType) -> str:
@@ -143,28 +174,44 @@ def _duck_type(t: pa.DataType) -> str:
     raise TypeError(f"no DuckDB type for {t}")
 
 
-def define_views(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
+def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None) -> list[str]:
     """Create raw_* and every sql/ view and macro on `con`, in dependency order; returns
-    their names in that order."""
+    their names in that order. With run_ids, the raw_* views read only those runs' files."""
     files = sql_files()
-    _raw_view(con, store, "runs", RUNS)
-    for name, schema in TABLES.items():
-        _raw_view(con, store, name, schema)
+    tables = [("runs", RUNS), *TABLES.items()]
+    # DuckDB binds a view when it is created (checking it, fixing its columns) and again in
+    # every query that reads it, over what the names it uses mean then. So the sql/ views are
+    # created over empty raw_* views of the declared columns, which costs next to nothing, and
+    # the raw_* views are then pointed at the files: binding over the files happens only in
+    # the queries (for every raw_* reference in a view's expansion, each time).
+    for name, schema in tables:
+        con.execute(_raw_view_sql(name, schema, []))
     create_catalogue_table(con)
     for f in files:
         try:
             con.execute(f.text)
         except duckdb.Error as e:
             raise TracekitError(f"{f.rel}: {str(e).splitlines()[0]}") from None
+    parts = store_files(store)
+    if run_ids is not None:
+        keep = {f"run_id={r}" for r in run_ids}
+        parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
+    for name, schema in tables:
+        if parts.get(name):
+            con.execute(_raw_view_sql(name, schema, parts[name]))
     return [f.name for f in files]
 
 
-def connect(data_dir: str | os.PathLike, read_only_sql: bool = True) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with every view defined over the store at data_dir.
+def connect(data_dir: str | os.PathLike, read_only_sql: bool = True, run_ids=None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with every view defined over the store at data_dir
+    (over only the runs run_ids, when given: the views then cost what those runs cost).
     With read_only_sql, file access is then limited to the store directory."""
     store = Store(data_dir)
     con = duckdb.connect(":memory:")
-    define_views(con, store)
+    # a query reads the footer of each part once per raw_* reference in its expansion (a
+    # run_metrics query has dozens); the parts never change once written, so keep them
+    con.execute("SET parquet_metadata_cache = true")
+    define_views(con, store, run_ids)
     if read_only_sql:
         root = str(store.root.resolve())
         con.execute(f"SET allowed_directories = ['{root.replace(chr(39), chr(39) * 2)}']")

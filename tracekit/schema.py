@@ -5,8 +5,9 @@ Every layer above the parsers (store, SQL views, CLI, dashboard) relies on these
 The files hold no run_id column: a run's files live in `runs/run_id=<id>/` (hive-style), because
 the id is the content hash, known only once a streamed trace has been read to its end. DuckDB
 and polars read the id back from the directory name.
-Bump SCHEMA_VERSION whenever a stored column changes meaning or type, and teach
-`tracekit.store` to upgrade the older layout.
+Bump SCHEMA_VERSION whenever a stored column is added, removed, or changes meaning or type,
+and teach `tracekit.store` to upgrade the older layout: the raw_* views (tracekit.query) read
+the declared columns from every part by name, so a part without one fails the query.
 """
 from __future__ import annotations
 
