@@ -26,6 +26,7 @@ PAGES = [
     st.Page(str(HERE / "tk_pages" / "fairness.py"), title="Fairness", icon=":material/balance:"),
     st.Page(str(HERE / "tk_pages" / "throughput_delay.py"), title="Throughput vs delay", icon=":material/scatter_plot:"),
     st.Page(str(HERE / "tk_pages" / "wireless.py"), title="Wireless", icon=":material/wifi:"),
+    st.Page(str(HERE / "tk_pages" / "papers.py"), title="Papers", icon=":material/menu_book:"),
     st.Page(str(HERE / "tk_pages" / "sql.py"), title="SQL", icon=":material/terminal:"),
 ]
 

@@ -17,7 +17,10 @@ between two means.
 """
 from __future__ import annotations
 
+import datetime
 import hashlib
+import json
+import os
 import sys
 import threading
 from collections import OrderedDict
@@ -307,6 +310,42 @@ class DashStore:
             with self.lock:
                 return tk_compare.compare(self.con, scenario, factor, metrics, per=per, where=where, run_ids=run_ids)
         return self._memoised(("compare", scenario, factor, metrics, per, run_ids, names), compute)
+
+    # -- papers (tracekit reproduce) -----------------------------------------------------
+
+    def experiment_runs(self, experiment: str, quick: bool) -> tuple[int, int] | None:
+        """(the experiment's simulations in the store, simulations it plans), of its quick
+        version with quick; None for an experiment (or quick version) the registry lacks."""
+        from tracekit import reproduce as rp
+
+        def compute():
+            try:
+                with self.lock:
+                    ids, planned = rp.experiment_run_ids(self.con, experiment, quick)
+            except TracekitError:
+                return None
+            return len(ids), planned
+        return self._memoised(("experiment_runs", experiment, quick), compute)
+
+    def reproduce(self, experiment: str, quick: bool, papers_dir: Path | None) -> dict:
+        """tracekit.reproduce.evaluate on this connection (the runs in the store; nothing is
+        simulated), as the JSON `tracekit reproduce` saves, with `when` (now) and
+        `evaluated_here`. Not written to the store: the dashboard only reads it."""
+        from tracekit import reproduce as rp
+
+        def files_state() -> tuple:
+            d = papers_dir or rp.PAPERS_DIR
+            return tuple((p.name, p.stat().st_mtime_ns) for p in sorted(Path(d).glob("*.toml")))
+
+        def compute():
+            papers, problem = load_papers(papers_dir)
+            if problem:
+                raise TracekitError(problem)
+            with self.lock:
+                res = rp.evaluate(self.con, experiment, quick=quick, papers=papers)
+            when = datetime.datetime.now().isoformat(timespec="seconds")
+            return json.loads(json.dumps({**res.as_dict(), "when": when, "evaluated_here": True}, default=str))
+        return self._memoised(("reproduce", experiment, quick, str(papers_dir), files_state()), compute)
 
     # -- wireless ------------------------------------------------------------------------
 
@@ -624,3 +663,222 @@ def wireless_metric_rows(sel: Selection) -> pd.DataFrame:
         rows = rows.assign(metric=rows["column"].map(inv), config=rows["run_id"], ci95_half_width=float("nan"),
                            n_runs=1).drop(columns=["column", "run_id"])
     return rows.assign(series=rows["queue_type"].fillna("(unknown)")).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------
+# papers (the Papers page): `tracekit reproduce`'s results, saved in the store or evaluated
+# here on the dashboard's connection (from the runs in the store; no simulation is run)
+
+PAPER_STATUSES = ("reproduced", "not reproduced", "untestable", "paper implausible")
+
+
+def resolve_papers_dir() -> Path | None:
+    """`--papers DIR` after `streamlit run app.py --`, else $TRACEKIT_PAPERS, else None
+    (the bundled paper files, tracekit/experiments/papers/)."""
+    argv = sys.argv
+    if argv and Path(argv[0]).name == "app.py":
+        for i, a in enumerate(argv[1:], start=1):
+            if a == "--papers" and i + 1 < len(argv):
+                return Path(argv[i + 1])
+            if a.startswith("--papers="):
+                return Path(a.split("=", 1)[1])
+    env = os.environ.get("TRACEKIT_PAPERS")
+    return Path(env) if env else None
+
+
+def load_papers(papers_dir: Path | None) -> tuple[dict, str]:
+    """(the paper files by id, '' or why they cannot be read)."""
+    from tracekit import reproduce as rp
+
+    try:
+        return (rp.load_papers(papers_dir) if papers_dir else rp.load_papers()), ""
+    except (rp.PaperFileError, OSError) as e:
+        return {}, f"paper file {e}"
+
+
+@dataclass(frozen=True)
+class PaperEntry:
+    """A paper as the page lists it: from its file, or (path None) only from saved results
+    whose paper file is not among the ones read (e.g. saved with `--papers DIR`)."""
+
+    id: str
+    title: str
+    citation: str
+    source: str
+    notes: tuple[str, ...]
+    experiments: dict[str, str]          # experiment -> what of the paper it reproduces ('' when unknown)
+    path: Path | None
+
+
+def saved_results(data_dir: Path) -> list[dict]:
+    """Every result `tracekit reproduce` saved in the store (reproduce/*.json), each with
+    `file` (its path) added; unreadable files are skipped."""
+    out = []
+    for p in sorted((Path(data_dir) / "reproduce").glob("*.json")):
+        try:
+            d = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(d, dict) and isinstance(d.get("experiment"), str):
+            out.append({**d, "file": str(p)})
+    return out
+
+
+def result_papers(result: dict) -> list[str]:
+    """The ids of the papers a result speaks for (its rows' and claims' papers, else its `paper`)."""
+    ids = [str(r.get("table", "")).split("/", 1)[0] for r in result.get("rows", [])]
+    ids += [str(c.get("paper", "")) for c in result.get("claims", [])]
+    ids += [x.strip() for x in str(result.get("paper", "")).split(",")]
+    return list(dict.fromkeys(x for x in ids if x))
+
+
+def paper_entries(papers: dict, saved: list[dict]) -> list[PaperEntry]:
+    """The paper files (in file order), then the papers known only from saved results."""
+    out = [PaperEntry(p.id, p.title, p.citation, p.source, p.notes, dict(p.experiments), p.path)
+           for p in papers.values()]
+    orphans: dict[str, dict[str, str]] = {}
+    for r in saved:
+        for pid in result_papers(r):
+            if pid not in papers:
+                orphans.setdefault(pid, {})[r["experiment"]] = ""
+    out += [PaperEntry(pid, "(no paper file read by this dashboard: known from saved results)", "", "", (),
+                       dict(sorted(exps.items())), None) for pid, exps in sorted(orphans.items())]
+    return out
+
+
+def results_of(saved: list[dict], experiment: str) -> dict[bool, dict]:
+    """The saved results of one experiment: {quick: result} (the full and the quick version)."""
+    return {bool(r.get("quick")): r for r in saved if r["experiment"] == experiment}
+
+
+def for_paper(result: dict, paper: str) -> dict:
+    """The result with only the rows and claims of one paper (an experiment several papers
+    speak about is evaluated once for all of them)."""
+    return {**result, "rows": [r for r in result.get("rows", []) if str(r.get("table", "")).split("/", 1)[0] == paper],
+            "claims": [c for c in result.get("claims", []) if str(c.get("paper")) == paper]}
+
+
+def claim_counts(result: dict) -> dict[str, int]:
+    return {s: sum(1 for c in result.get("claims", []) if c.get("status") == s) for s in PAPER_STATUSES}
+
+
+def when_text(result: dict) -> str:
+    """When a result was made, as saved (`tracekit reproduce` writes the local time)."""
+    w = str(result.get("when") or "")
+    return w.replace("T", " ") if w else "(unknown time)"
+
+
+def _paper_range(p) -> tuple[float | None, float | None]:
+    if isinstance(p, (list, tuple)) and len(p) == 2:
+        return float(p[0]), float(p[1])
+    if isinstance(p, (int, float)) and not isinstance(p, bool):
+        return float(p), float(p)
+    return None, None
+
+
+def short_conditions(conditions: list[str]) -> tuple[list[str], list[str]]:
+    """(the parts shared by every condition, each condition without them): the conditions
+    of a table's rows as cond_text writes them ('k=v, k2=v2')."""
+    parts = [[x for x in c.split(", ") if x] for c in conditions]
+    common = [x for x in parts[0] if all(x in p for p in parts[1:])] if len(parts) > 1 else []
+    shown = [", ".join(x for x in p if x not in common) or "(all)" for p in parts]
+    return common, shown
+
+
+def result_rows(result: dict) -> pd.DataFrame:
+    """One row per paper value of a result: the table it belongs to, its condition (in full
+    and without the parts the table's rows share), the paper's value (low = high for a single
+    value), ours (mean over seeds and its 95 % CI half-width, with the interval's ends), the
+    ratio ours / paper, the runs and the row's status and notes, all as the result holds them."""
+    cols = ["table", "cite", "title", "condition", "shown_condition", "metric", "unit", "paper", "paper_low",
+            "paper_high", "ours", "ci95", "ours_low", "ours_high", "ratio", "n_runs", "status", "note", "quote"]
+    recs = []
+    rows = result.get("rows", [])
+    by_table: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_table.setdefault(str(r.get("table")), []).append(i)
+    shown: dict[int, str] = {}
+    for idx in by_table.values():
+        _, s = short_conditions([str(rows[i].get("condition", "")) for i in idx])
+        shown.update(zip(idx, s))
+    for i, r in enumerate(rows):
+        lo, hi = _paper_range(r.get("paper"))
+        ours, ci = r.get("ours"), r.get("ci95")
+        notes = [x for x in (r.get("bound"), r.get("note")) if x]
+        recs.append({
+            "table": r.get("table"), "cite": r.get("cite"), "title": r.get("title"),
+            "condition": r.get("condition"), "shown_condition": shown[i], "metric": r.get("metric"),
+            "unit": r.get("unit"),
+            "paper": None if lo is None else (_fmt(lo) if lo == hi else f"{_fmt(lo)} to {_fmt(hi)}"),
+            "paper_low": lo, "paper_high": hi, "ours": ours, "ci95": ci,
+            "ours_low": None if ours is None or ci is None else ours - ci,
+            "ours_high": None if ours is None or ci is None else ours + ci,
+            "ratio": r.get("ratio"), "n_runs": r.get("n_runs"), "status": r.get("status"),
+            "note": "; ".join(notes) or None, "quote": r.get("quote")})
+    df = pd.DataFrame(recs, columns=cols)
+    for c in ("paper_low", "paper_high", "ours", "ci95", "ours_low", "ours_high", "ratio"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    return df
+
+
+def result_claims(result: dict) -> pd.DataFrame:
+    """One row per claim of a result: id, cite, kind, text, metric, status, evidence."""
+    cols = ["id", "paper", "cite", "kind", "text", "metric", "status", "evidence"]
+    return pd.DataFrame([{k: c.get(k) for k in cols} for c in result.get("claims", [])], columns=cols)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.1f}"
+
+
+def experiment_info(experiment: str) -> dict | None:
+    """The registry's experiment: scenario, runs of the full and the quick version (None when
+    it declares none), or None for an experiment the registry no longer has."""
+    from tracekit.experiments import EXPERIMENTS
+
+    exp = EXPERIMENTS.get(experiment)
+    if exp is None:
+        return None
+    return {"scenario": exp.scenario, "description": exp.description, "runs": exp.n_runs(),
+            "quick_runs": exp.quick.n_runs() if exp.quick is not None else None,
+            "quick_description": exp.quick.description if exp.quick is not None else None}
+
+
+def reproduce_command(experiment: str, quick: bool, data_dir: Path, papers_dir: Path | None) -> str:
+    """The command that runs the experiment's missing simulations and saves its result."""
+    return (f"tracekit reproduce {experiment}{' --quick' if quick else ''}"
+            + (f" --papers {papers_dir}" if papers_dir else "") + f" --data {data_dir}")
+
+
+def paper_file_changed(entry: PaperEntry, result: dict) -> bool:
+    """Whether the paper file was modified after the result was made (both local times)."""
+    if entry.path is None or not result.get("when"):
+        return False
+    try:
+        made = datetime.datetime.fromisoformat(str(result["when"]))
+        return datetime.datetime.fromtimestamp(entry.path.stat().st_mtime) > made
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def papers_overview(entries: list[PaperEntry], saved: list[dict]) -> pd.DataFrame:
+    """One row per paper and experiment: what it reproduces, the newest saved result (which
+    version, when, runs) and its claims by status (this paper's claims only)."""
+    recs = []
+    for e in entries:
+        for exp, what in e.experiments.items():
+            res = results_of(saved, exp)
+            last = max(res.values(), key=lambda r: str(r.get("when", ""))) if res else None
+            mine = for_paper(last, e.id) if last else {}
+            counts = claim_counts(mine) if last else {s: None for s in PAPER_STATUSES}
+            recs.append({"paper": e.id, "experiment": exp, "reproduces": what or None,
+                         "result": None if last is None else ("quick" if last.get("quick") else "full"),
+                         "made": None if last is None else when_text(last),
+                         "runs": None if last is None else f"{last.get('n_runs')} of {last.get('n_planned')}",
+                         "paper values": None if last is None else len(mine["rows"]),
+                         **counts})
+    df = pd.DataFrame(recs, columns=["paper", "experiment", "reproduces", "result", "made", "runs", "paper values",
+                                     *PAPER_STATUSES])
+    for c in ("paper values", *PAPER_STATUSES):
+        df[c] = df[c].astype("Int64")
+    return df

@@ -43,9 +43,10 @@ def chart(fig: go.Figure, name: str, *, key: str | None = None, height: int | No
                     key=key or f"chart-{slug(name)}")
 
 
-def table(df: pd.DataFrame, name: str, *, key: str | None = None, **kw) -> None:
-    """A sortable table and a CSV download of exactly what it shows."""
-    st.dataframe(df, hide_index=True, key=key, **kw)
+def table(df: pd.DataFrame, name: str, *, key: str | None = None, style=None, **kw) -> None:
+    """A sortable table and a CSV download of exactly what it shows; `style` (a function of
+    a pandas Styler) colours cells."""
+    st.dataframe(style(df.style) if style else df, hide_index=True, key=key, **kw)
     st.download_button(f"Download {name}.csv", data=lambda: df.to_csv(index=False).encode(),
                        file_name=f"{slug(name)}.csv", mime="text/csv", key=f"csv-{key or slug(name)}",
                        icon=":material/download:")
@@ -139,3 +140,92 @@ def verdict_line(comp: Comparison | str, metric: str) -> None:
     for v in comp.verdicts:
         if v.metric.name == metric:
             st.caption(f"Verdict{' at ' + v.per_text if v.per else ''}: {v.text}." + (f" Note: {v.note}." if v.note else ""))
+
+
+# ---------------------------------------------------------------------------------------
+# papers (the Papers page)
+
+# a claim's (or a paper value's) status: Streamlit badge colour and the same colour for charts and cells
+STATUS_BADGE = {"reproduced": "green", "not reproduced": "red", "untestable": "gray", "paper implausible": "orange"}
+STATUS_COLOUR = {"reproduced": "#21a366", "not reproduced": "#e0393e", "untestable": "#808495",
+                 "paper implausible": "#ff8c00"}
+OURS_COLOUR = PALETTE[0]
+PAPER_COLOUR = "#262730"
+
+
+def md_escape(text) -> str:
+    """Text shown as itself in st.markdown (no emphasis, links, LaTeX or HTML from its characters)."""
+    return re.sub(r"([\\`*_{}\[\]()<>#+!|$~:-])", r"\\\1", str(text))
+
+
+def status_badge(status: str | None, n: int | None = None) -> str:
+    """A status as a coloured Streamlit badge (markdown), with a count if given."""
+    if not status:
+        return ""
+    text = status if n is None else f"{n} {status}"
+    return f":{STATUS_BADGE.get(status, 'gray')}-badge[{text}]"
+
+
+def status_cells(styler, column: str = "status"):
+    """Colour a table's status column by status (for `table(style=...)`)."""
+    def css(v):
+        c = STATUS_COLOUR.get(v) if isinstance(v, str) else None
+        return f"background-color: {c}; color: white" if c else ""
+    return styler.map(css, subset=[column])
+
+
+def paper_chart(rows: pd.DataFrame, title: str, y_title: str) -> go.Figure:
+    """One paper table beside ours: per row (x: its condition without the parts the rows
+    share), our mean with its 95 % CI as error bars, the paper's value as a diamond, a paper
+    range [low, high] as a band from low to high; a paper value outside its physical bound in orange."""
+    d = rows.reset_index(drop=True)
+    x = d["shown_condition"].astype(str)
+    keys = {c.split("=", 1)[0] for s in x for c in s.split(", ") if "=" in c}
+    single_key = len(keys) == 1 and all(", " not in s and "=" in s for s in x)
+    if single_key:              # one label varies: its values on the axis, the label as its title
+        x = x.str.split("=", n=1).str[1]
+    implausible = d["status"] == "paper implausible"
+    fig = go.Figure()
+    rng = d["paper_low"] < d["paper_high"]
+    for bad in (False, True):      # a range: a thick translucent bar from low to high (None separates them)
+        sub = rng & (implausible == bad)
+        if sub.any():
+            r = d[sub]
+            bx, by, bc = [], [], []
+            for xv, lo, hi, note in zip(x[sub], r["paper_low"], r["paper_high"], r["note"].fillna("")):
+                bx += [xv, xv, None]
+                by += [lo, hi, None]
+                bc += [[lo, hi, note]] * 2 + [[None, None, ""]]
+            colour = STATUS_COLOUR["paper implausible"] if bad else PAPER_COLOUR
+            fig.add_trace(go.Scatter(x=bx, y=by, mode="lines+markers", connectgaps=False, opacity=0.4,
+                                     name="paper range" + (" (outside its physical bound)" if bad else ""),
+                                     line=dict(width=16, color=colour), marker=dict(symbol="line-ew-open", size=18,
+                                                                                     color=colour),
+                                     customdata=bc, hovertemplate="paper: %{customdata[0]:.4g} to "
+                                                                  "%{customdata[1]:.4g}<br>%{customdata[2]}<extra></extra>"))
+    one = d["paper_low"].notna() & ~rng
+    for bad, name, colour, symbol in ((False, "paper", PAPER_COLOUR, "diamond-open"),
+                                      (True, "paper (outside its physical bound)", STATUS_COLOUR["paper implausible"],
+                                       "x")):
+        sub = one & (implausible == bad)
+        if sub.any():
+            fig.add_trace(go.Scatter(x=x[sub], y=d.loc[sub, "paper_low"], mode="markers", name=name,
+                                     marker=dict(symbol=symbol, size=14, color=colour, line=dict(width=2, color=colour)),
+                                     customdata=d.loc[sub, ["note"]].fillna("").to_numpy(),
+                                     hovertemplate="paper: %{y:.4g}<br>%{customdata[0]}<extra></extra>"))
+    ours = d["ours"].notna()
+    if ours.any():
+        o = d[ours]
+        fig.add_trace(go.Scatter(x=x[ours], y=o["ours"], mode="markers", name="ours (mean, 95% CI)",
+                                 marker=dict(size=10, color=OURS_COLOUR),
+                                 error_y=dict(type="data", array=o["ci95"].fillna(0).tolist(), visible=True,
+                                              thickness=2, width=8),
+                                 customdata=o[["ci95", "n_runs", "ratio"]].to_numpy(),
+                                 hovertemplate="ours: %{y:.4g} ± %{customdata[0]:.3g} (95% CI, %{customdata[1]} runs)"
+                                               "<br>ours / paper: %{customdata[2]:.2f}<extra></extra>"))
+    fig.update_layout(title=title, yaxis_title=y_title, xaxis_title=keys.pop() if single_key else "condition",
+                      xaxis_type="category", legend_title_text="")
+    fig.update_xaxes(categoryorder="array", categoryarray=list(dict.fromkeys(x)))
+    if not (d[["paper_low", "ours_low"]] < 0).any().any():
+        fig.update_yaxes(rangemode="tozero")
+    return fig

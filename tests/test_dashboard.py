@@ -406,7 +406,7 @@ def test_empty_or_missing_store_explains_how_to_fill_it(tmp_path, monkeypatch, k
     monkeypatch.setenv("TRACEKIT_DATA", str(d))
     at = AppTest.from_file(str(APP), default_timeout=60).run()
     assert not at.exception
-    for page in PAGES[1:]:
+    for page in PAGES[1:] + ["papers"]:
         at.switch_page(f"tk_pages/{page}.py").run()
         assert not at.exception
     code = "\n".join(c.value for c in at.code)
@@ -433,6 +433,24 @@ def test_launch_command_and_app_path(tmp_path):
     assert cmd[cmd.index("--server.headless") + 1] == "true"
     assert cmd[-2:] == ["--data", str(tmp_path.resolve())]
     assert 1024 < dashboard.free_port() < 65536
+    with_papers = dashboard.command(tmp_path, 8765, papers_dir=tmp_path / "papers")
+    assert with_papers[-4:] == ["--data", str(tmp_path.resolve()), "--papers", str((tmp_path / "papers").resolve())]
+
+
+def test_papers_page_with_the_bundled_paper_files(app, dash_store):
+    """The Papers page over the bundled paper files (tracekit/experiments/papers/): every
+    paper experiment they name is listed, with no result in this store (none saved)."""
+    from tracekit import reproduce as rp
+
+    at = app("papers")
+    papers = rp.load_papers()
+    if not papers:
+        assert any("No paper file" in i.value for i in at.info)
+        return
+    overview = frame(at, "paper", "experiment", "result")
+    assert sorted(zip(overview["paper"], overview["experiment"])) == sorted(
+        (p.id, e) for p in papers.values() for e in p.experiments)
+    assert overview["result"].isna().all() and not (dash_store / "reproduce").exists()
 
 
 def test_dashboard_module_does_not_import_streamlit():

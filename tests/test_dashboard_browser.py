@@ -28,13 +28,15 @@ playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright f
                                                                     "(pip install playwright; no browser download needed)")
 
 from test_dashboard import make_store  # noqa: E402  (same fixture store as the AppTest tests)
+from test_reproduce import PAPER  # noqa: E402  (the test paper, about varying-error-rate)
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # url path, page title, how many plotly charts it shows on the fixture store's default scenario
+# (Papers: none until an experiment is evaluated, see test_papers_page_in_chromium)
 PAGES = [("", "Overview", 1), ("compare", "Compare variants", 5), ("sweep", "Sweep", 1),
          ("timeseries", "Time series", 3), ("fairness", "Fairness", 1),
-         ("throughput_delay", "Throughput vs delay", 1), ("sql", "SQL", 1)]
+         ("throughput_delay", "Throughput vs delay", 1), ("papers", "Papers", 0), ("sql", "SQL", 1)]
 
 
 def _free_port() -> int:
@@ -48,9 +50,15 @@ def server(tmp_path_factory):
     # TRACEKIT_DASHBOARD_STORE: time the pages on an existing (large) store instead
     given = os.environ.get("TRACEKIT_DASHBOARD_STORE")
     store = Path(given) if given else make_store(tmp_path_factory.mktemp("dash-browser") / "store")
+    # the Papers page reads the test paper (the bundled paper files on a given store)
+    papers = None
+    if not given:
+        papers = tmp_path_factory.mktemp("dash-papers")
+        (papers / "t1.toml").write_text(PAPER)
     port = _free_port()
     log = tmp_path_factory.mktemp("dash-log") / "streamlit.log"
-    code = f"import sys; from pathlib import Path; from tracekit.dashboard import launch; sys.exit(launch(Path({str(store)!r}), {port}))"
+    code = (f"import sys; from pathlib import Path; from tracekit.dashboard import launch; "
+            f"sys.exit(launch(Path({str(store)!r}), {port}, papers_dir={f'Path({str(papers)!r})' if papers else None}))")
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)   # its own process group: launch's streamlit child too
@@ -126,7 +134,10 @@ def test_every_page_in_chromium(server, browser, shots, capsys):
     for path, title, n_charts in PAGES:
         t0 = time.monotonic()
         page.goto(f"{server}/{path}")
-        page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+        if n_charts:
+            page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+        else:
+            page.locator("h1", has_text=title).wait_for(timeout=120_000)
         first = time.monotonic() - t0
         page.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot').length >= {n_charts}",
                                timeout=120_000)
@@ -241,4 +252,33 @@ def test_wireless_page_in_chromium(server, browser, shots):
     assert page.locator(".js-plotly-plot .main-svg").count() >= 7
     assert not errors, errors
     _screenshot(page, shots / "wireless.png")
+    page.close()
+
+
+def test_papers_page_in_chromium(server, browser, shots):
+    """The Papers page on the test paper: no result saved in the fixture store, so it shows
+    the command; the Evaluate button sets the paper's values beside the store's runs (none
+    of this experiment's: the paper's values alone, and its claims untestable) in a chart."""
+    if os.environ.get("TRACEKIT_DASHBOARD_STORE"):
+        pytest.skip("the test paper is read on the fixture store only")
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{server}/papers")
+    page.locator("h1", has_text="Papers").wait_for(timeout=120_000)
+    _settle(page)
+    assert page.get_by_text("Paper t1: A test paper").count() == 1
+    assert page.get_by_text("No result for varying-error-rate in the store yet").count() == 1
+    assert page.locator("code", has_text="tracekit reproduce varying-error-rate").count() >= 1
+    page.get_by_role("button", name="Evaluate the full version now").click()
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
+    _settle(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    chart = page.locator(".js-plotly-plot").first
+    for legend in ("paper range", "paper (outside its physical bound)"):
+        assert chart.locator(".legendtext", has_text=legend).count() == 1, legend
+    assert page.get_by_text("evaluated here at").count() >= 1
+    assert page.get_by_text("untestable", exact=True).count() >= 1      # the claims' status badges
+    assert not errors, errors
+    _screenshot(page, shots / "papers-evaluated.png")
     page.close()

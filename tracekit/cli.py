@@ -691,6 +691,7 @@ class _SweepProgress(_StderrProgress):
 def dashboard(
     port: Optional[int] = typer.Option(None, "--port", "-p", help="Port on 127.0.0.1 [default: Streamlit's 8501, or the next free one]."),
     open_browser: bool = typer.Option(False, "--open/--no-open", help="Open a browser tab."),
+    papers_dir: Optional[Path] = typer.Option(None, "--papers", help="The Papers page reads the paper files from DIR instead of the bundled ones (as tracekit reproduce --papers).", metavar="DIR"),
     data: Optional[Path] = DataOpt,
 ) -> None:
     """Start the Streamlit comparison dashboard on 127.0.0.1 over the same store.
@@ -699,7 +700,7 @@ def dashboard(
     """
     from .dashboard import launch
 
-    code = launch(_data(data).resolve(), port, open_browser)
+    code = launch(_data(data).resolve(), port, open_browser, papers_dir)
     if code:
         raise typer.Exit(code)
 

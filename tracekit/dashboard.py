@@ -39,8 +39,10 @@ def free_port(start: int = 8501, tries: int = 100) -> int:
     raise TracekitError(f"no free port in {start}..{start + tries - 1}; pass --port")
 
 
-def command(data_dir: str | os.PathLike, port: int, open_browser: bool = False) -> list[str]:
-    """The argv that serves the dashboard over `data_dir` on 127.0.0.1:`port`."""
+def command(data_dir: str | os.PathLike, port: int, open_browser: bool = False,
+            papers_dir: str | os.PathLike | None = None) -> list[str]:
+    """The argv that serves the dashboard over `data_dir` on 127.0.0.1:`port` (the Papers
+    page reading the paper files of `papers_dir` instead of the bundled ones, if given)."""
     return [
         sys.executable, "-m", "streamlit", "run", str(app_path()),
         "--server.address", "127.0.0.1",
@@ -48,14 +50,16 @@ def command(data_dir: str | os.PathLike, port: int, open_browser: bool = False) 
         "--server.headless", "false" if open_browser else "true",
         "--browser.gatherUsageStats", "false",
         "--", "--data", str(Path(data_dir).resolve()),
+        *(["--papers", str(Path(papers_dir).resolve())] if papers_dir is not None else []),
     ]
 
 
-def launch(data_dir: Path, port: int | None = None, open_browser: bool = False) -> int:
+def launch(data_dir: Path, port: int | None = None, open_browser: bool = False,
+           papers_dir: Path | None = None) -> int:
     """Serve the dashboard until interrupted; returns Streamlit's exit code (0 on Ctrl-C).
     A missing or empty store is not an error: the app shows how to fill it."""
     port = port or free_port()
-    cmd = command(data_dir, port, open_browser)
+    cmd = command(data_dir, port, open_browser, papers_dir)
     print(f"tracekit dashboard: http://127.0.0.1:{port}  (store: {Path(data_dir).resolve()}; Ctrl-C stops it)",
           file=sys.stderr)
     proc = subprocess.Popen(cmd)
