@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from tracekit import reproduce as rp
 from tracekit.experiments import EXPERIMENTS
+
+
 def _in_values(value: str, values) -> bool:
     return any(rp._same_label(rp.format_value(v) if not isinstance(v, str) else v, value) for v in values)
 
