@@ -555,3 +555,17 @@ def test_library_errors_stay_tracekit_errors(tmp_path):
     (root / "tracekit-store.json").write_text(json.dumps({"schema_version": 1e400}).replace("Infinity", "1e400"))
     with pytest.raises(TracekitError, match="non-negative integer"):
         Store(root)
+
+
+def test_copy_check_survives_a_damaged_run_record(tmp_path, ns_traces):
+    """Another run's run.parquet cut in half spoils DuckDB's scan of the records: the check
+    goes file by file and still finds the simulation's run."""
+    full, cut = _sim_copy(tmp_path)
+    root = tmp_path / "store"
+    [other] = ingest_paths(root, [ns_traces["red"]])
+    [r] = ingest_paths(root, [full])
+    assert r.status == "added"
+    rec = root / "runs" / f"run_id={other.run_id}" / "run.parquet"
+    rec.write_bytes(rec.read_bytes()[: rec.stat().st_size // 2])
+    [r2] = ingest_paths(root, [cut])
+    assert r2.status == "failed" and f"run {r.run_id}" in r2.message

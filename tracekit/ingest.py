@@ -239,8 +239,24 @@ def _relabel(store: Store, run_id: str, labels: dict[str, str], flow_labels: dic
 
 
 def _runs_of_sim(store: Store, sim_id: str, kind: str) -> list[tuple[str, int]]:
-    """(run_id, n_events) of the runs of kind `kind` labelled sim_id=`sim_id`. A run whose
-    record cannot be read is passed over (tracekit verify reports it)."""
+    """(run_id, n_events) of the runs of kind `kind` labelled sim_id=`sim_id`. One DuckDB
+    scan of the run records (0.3 ms a run; pyarrow file by file takes 5 ms); if a damaged
+    record spoils the scan, file by file, passing over the records that cannot be read
+    (tracekit verify reports them)."""
+    if not store.run_ids():
+        return []
+    try:
+        import duckdb
+
+        pattern = str(store.runs_dir / "run_id=*" / "run.parquet")
+        rows = duckdb.connect().execute(
+            "SELECT regexp_extract(filename, 'run_id=([^/]+)/run.parquet$', 1), n_events "
+            "FROM read_parquet(?, filename=true, union_by_name=true) WHERE trace_kind = ? AND "
+            "list_contains(list_transform(list_filter(labels, lambda l: l.key = 'sim_id'), lambda l: l.value), ?)",
+            [pattern, kind, sim_id]).fetchall()
+        return [(r, int(n)) for r, n in rows]
+    except Exception:
+        pass
     out = []
     for rid in store.run_ids():
         try:
