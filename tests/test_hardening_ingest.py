@@ -432,13 +432,14 @@ def test_bad_times_in_a_wired_trace(tmp_path, bad_t, reason):
 
 def test_trace_that_goes_back_for_good_is_reported_at_the_step(tmp_path):
     """Two traces one after the other (cat a.tr b.tr): the first line of the second is the
-    error; skipping keeps the first trace only."""
+    error; skipping keeps the first trace, and of the second only its last line (0.5 s, not
+    earlier than the first trace's end)."""
     lines = [wired_line(f"{t / 10}", t) for t in range(1, 6)] * 2
     with pytest.raises(TraceLineError) as e:
         _ingest_text(tmp_path, "t.tr", lines)
     assert e.value.line_no == 6 and "0.1 is earlier than 0.5" in e.value.reason
     r, _ = _ingest_text(tmp_path, "t2.tr", lines, skip_bad_lines=True)
-    assert (r.n_events, r.n_skipped_lines) == (5, 5)
+    assert (r.n_events, r.n_skipped_lines) == (6, 4)
 
 
 def test_rounding_of_printed_times_is_allowed(tmp_path):

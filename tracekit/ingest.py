@@ -490,9 +490,11 @@ def ingest_file(
             changed = _relabel(store, run_id, labels or {}, flow_labels or {})
             if changed:
                 result.message += f"; labels updated: {', '.join(changed)}"
+    except StoreWriteError as e:
+        raise StoreWriteError(f"{path}: not ingested: {e}") from None
     except OSError as e:
         # the input's read errors are TracekitErrors already (sources.py): this is the store
-        raise store_write_error(store.root, _as_os_error(e)) from None
+        raise StoreWriteError(f"{path}: not ingested: {store_write_error(store.root, _as_os_error(e))}") from None
     finally:
         reader_stopped = chunks.close()     # the read-ahead thread stops before the file is closed
         try:

@@ -46,7 +46,7 @@ def store_write_error(root: Path, e: OSError) -> StoreWriteError:
         errno.EACCES: "permission denied",
         errno.EPERM: "permission denied",
     }.get(e.errno or 0, e.strerror or str(e))
-    return StoreWriteError(f"{root}: cannot write to the store: {what}; nothing was added")
+    return StoreWriteError(f"{root}: cannot write to the store: {what}")
 
 
 def default_data_dir() -> Path:
