@@ -570,3 +570,14 @@ def test_copy_check_survives_a_damaged_run_record(tmp_path, ns_traces):
     rec.write_bytes(rec.read_bytes()[: rec.stat().st_size // 2])
     [r2] = ingest_paths(root, [cut])
     assert r2.status == "failed" and f"run {r.run_id}" in r2.message
+
+
+@pytest.mark.parametrize("bad_t", ["inf", "nan", "-inf", "1e400"])
+def test_time_that_is_not_finite_in_a_red_trace(tmp_path, bad_t):
+    """The RED parser reads any float; the time check refuses what is not a time."""
+    lines = ["Q 0.1 1040", "a 0.2 2.08", f"Q {bad_t} 1040", "Q 0.3 0"]
+    with pytest.raises(TraceLineError) as e:
+        _ingest_text(tmp_path, "red.tr", lines)
+    assert e.value.line_no == 3 and ("finite" in e.value.reason or "negative" in e.value.reason)
+    r, _ = _ingest_text(tmp_path, "red2.tr", lines, skip_bad_lines=True)
+    assert (r.n_events, r.n_skipped_lines) == (3, 1)
