@@ -127,3 +127,19 @@ def populated_store(_store_template, tmp_path) -> Path:
     d = tmp_path / "store"
     shutil.copytree(_store_template, d, symlinks=True)
     return d
+
+
+def time_shifted_copies(trace: bytes, copies: int) -> bytes:
+    """`copies` copies of a wired trace one after the other, each shifted later by the
+    trace's last time, so that the whole stays in time order as ns-2 writes it (a plain
+    `trace * n` goes back in time at every copy, which ingest reports as a bad line)."""
+    lines = trace.rstrip(b"\n").split(b"\n")
+    last = max(float(ln.split(b" ")[1]) for ln in lines if ln[:2] in (b"+ ", b"- ", b"r ", b"d ", b"v "))
+    out = []
+    for k in range(copies):
+        for ln in lines:
+            f = ln.split(b" ")
+            if ln[:2] in (b"+ ", b"- ", b"r ", b"d ", b"v "):
+                f[1] = b"%.15g" % round(float(f[1]) + k * last, 6)
+            out.append(b" ".join(f))
+    return b"\n".join(out) + b"\n"

@@ -122,12 +122,15 @@ def test_truncated_last_line_is_dropped_with_a_warning(tmp_path, ns_traces, trac
 
 
 def _varied(text: str, reps: int) -> bytes:
-    """The trace `reps` times over with packet ids shifted each time: long, and without the
-    exact repeats that would let a compressor squeeze it to nothing."""
+    """The trace `reps` times over with packet ids and times shifted each time: long, in time
+    order (as ns-2 writes), and without the exact repeats that would let a compressor
+    squeeze it to nothing."""
     out = []
+    last = max(float(line.split(" ")[1]) for line in text.splitlines())
     for r in range(reps):
         for line in text.splitlines():
             f = line.split(" ")
+            f[1] = "%.15g" % round(float(f[1]) + r * last, 6)
             f[11] = str(int(f[11]) + 100_000 * r)
             out.append(" ".join(f))
     return ("\n".join(out) + "\n").encode()

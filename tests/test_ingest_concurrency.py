@@ -17,6 +17,8 @@ from tracekit.ingest import ingest_file, ingest_paths
 from tracekit.query import connect
 from tracekit.store import Store
 
+from conftest import time_shifted_copies
+
 _SCRIPT = Path(sys.executable).with_name("tracekit")
 TRACEKIT_CMD = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "tracekit"]
 
@@ -34,8 +36,8 @@ def n_events(path: Path) -> int:
 def test_parallel_ingest_processes(tmp_path, ns_traces):
     # enough lines that the processes overlap while parsing, not only while starting
     a, b = tmp_path / "a.tr", tmp_path / "b.tr"
-    a.write_bytes(ns_traces["wired_plain"].read_bytes() * 10)
-    b.write_bytes(ns_traces["wired_latehdr"].read_bytes() * 10)
+    a.write_bytes(time_shifted_copies(ns_traces["wired_plain"].read_bytes(), 10))
+    b.write_bytes(time_shifted_copies(ns_traces["wired_latehdr"].read_bytes(), 10))
     a_gz = tmp_path / "a_again.tr.gz"
     a_gz.write_bytes(gzip.compress(a.read_bytes(), compresslevel=1))
     data = tmp_path / "store"          # does not exist yet: the processes race to create it
@@ -110,7 +112,7 @@ def test_killed_ingest_leaves_no_run(tmp_path, ns_traces, populated_store, store
     fifo = tmp_path / "trace.tr"
     os.mkfifo(fifo)
     text = ns_traces["wired_plain"].read_bytes()
-    first = text * 2                       # > 64 kB: detection has its sample, parsing starts
+    first = time_shifted_copies(text, 2)   # > 64 kB: detection has its sample, parsing starts
     runs_before = store_listing(populated_store / "runs")
     env = {k: v for k, v in os.environ.items() if k != "TRACEKIT_DATA"}
     proc = subprocess.Popen([*TRACEKIT_CMD, "ingest", str(fifo), "--data", str(populated_store)], env=env,

@@ -318,9 +318,10 @@ def long_valid_lines():
     """About 72 kB of valid wired lines: past the 64 kB that detection reads in one piece, so
     the rest really goes through the small chunks."""
     rnd = random.Random(7)
-    out, size = [], 0
+    out, size, t_us = [], 0, 0
     while size < 72_000:
-        line = (f"{rnd.choice('+-rd')} {rnd.randrange(10**7) / 1e6:.15g} {rnd.randrange(9)} {rnd.randrange(9)} "
+        t_us += rnd.choice([0, 0, 1, rnd.randrange(5000)])     # in time order, as ns-2 writes
+        line = (f"{rnd.choice('+-rd')} {t_us / 1e6:.15g} {rnd.randrange(9)} {rnd.randrange(9)} "
                 f"{rnd.choice(['tcp', 'ack', 'cbr'])} {rnd.randrange(2000)} ------- {rnd.randrange(5)} "
                 f"{rnd.randrange(9)}.{rnd.randrange(3)} {rnd.randrange(9)}.{rnd.randrange(3)} {rnd.randrange(-1, 999)} {len(out)}")
         if rnd.random() < 0.3:

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import typer
 
-from .errors import TracekitError
+from .errors import Terminated, TracekitError
 
 app = typer.Typer(
     help="tracekit: ns-2 traces into Parquet, TCP metrics as SQL.\n\n"
@@ -142,6 +142,8 @@ def handles_errors(fn):
         except TracekitError as e:
             _debug()
             raise fail(str(e)) from None
+        except Terminated:
+            raise fail("terminated", 143) from None
         except KeyboardInterrupt:
             _debug()
             raise fail("interrupted", 130) from None
@@ -807,7 +809,14 @@ def dashboard(
         raise typer.Exit(code)
 
 
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
 def main() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)     # cleaned up after like Ctrl-C
     app(prog_name="tracekit")
 
 

@@ -5,6 +5,7 @@ UnsupportedTraceError naming what the file looks like (nam, binary, ...).
 """
 from __future__ import annotations
 
+from .errors import clip_repr
 from .errors import UnsupportedTraceError
 from .parsers import DETECTION_ORDER, FORMATS
 
@@ -54,7 +55,7 @@ def detect_kind(sample: bytes, path: str, max_lines: int = 50) -> str:
                 continue
             first = line if len(line) <= 60 else line[:57] + "..."
             raise UnsupportedTraceError(
-                f"{path}: unknown format: {first!r} is not a line of {_kinds_in_words()}"
+                f"{path}: unknown format: {clip_repr(first)} is not a line of {_kinds_in_words()}"
             )
         if kind.startswith("unsupported:"):
             raise UnsupportedTraceError(f"{path}: looks like {kind.split(':', 1)[1]}, which tracekit cannot ingest yet")

@@ -1,9 +1,45 @@
 """Errors that reach the user as one line (the CLI prints them; tests match on them)."""
 from __future__ import annotations
 
+# how much of a field from the input an error message quotes
+QUOTE_CHARS = 80
+# no message is longer than this: a safety net under `clip_repr` (ns-2's output tail, the
+# longest legitimate message, is 20 lines)
+MAX_MESSAGE_CHARS = 4000
+
+
+def clip(text: str, limit: int = QUOTE_CHARS) -> str:
+    """`text` cut to about `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 3]}... ({len(text):,} characters)"
+
+
+def clip_repr(value: object, limit: int = QUOTE_CHARS) -> str:
+    """repr() of a value from the input, cut to about `limit` characters: error messages
+    quote fields this way, so a 10 MB field or a block of NUL bytes stays one short line."""
+    if not isinstance(value, str):
+        return clip(repr(value), limit)
+    r = repr(value[:limit])
+    if len(value) <= limit and len(r) <= limit + 2:
+        return r
+    return f"{r[:limit + 1]}{r[0]}... ({len(value):,} characters)"
+
 
 class TracekitError(Exception):
     """Any failure the user can act on; its message is a single line."""
+
+    def __init__(self, *args: object):
+        if len(args) == 1 and isinstance(args[0], str) and len(args[0]) > MAX_MESSAGE_CHARS:
+            m = args[0]
+            half = MAX_MESSAGE_CHARS // 2
+            args = (f"{m[:half]} ... [{len(m) - 2 * half:,} characters cut] ... {m[-half:]}",)
+        super().__init__(*args)
+
+
+class StoreWriteError(TracekitError):
+    """Writing into the store failed (full disk, read-only, no permission): every further
+    file would fail the same way, so an ingest stops at the first."""
 
 
 class TraceLineError(TracekitError):
@@ -11,12 +47,14 @@ class TraceLineError(TracekitError):
 
     def __init__(self, path: str, line_no: int, reason: str, line: str | None = None):
         self.path, self.line_no, self.reason = path, line_no, reason
-        shown = ""
-        if line is not None:
-            text = line if len(line) <= 80 else line[:77] + "..."
-            shown = f": {text!r}"
+        shown = f": {clip_repr(line)}" if line is not None else ""
         super().__init__(f"{path}:{line_no}: {reason}{shown}")
 
 
 class UnsupportedTraceError(TracekitError):
     """A file we recognise but cannot ingest (yet), or do not recognise at all."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt, so that every
+    cleanup that runs on Ctrl-C (staging directories, ns-2 children) runs on it too."""

@@ -5,12 +5,22 @@ the kind's parser into Parquet files in a staging directory, then name the run b
 content hash and move it into the store in one rename. A bad line stops the file with its
 line number (or is counted and skipped with `skip_bad_lines`); nothing of a failed file
 reaches the store. Callers get one IngestResult per file.
+
+Bad lines include lines whose time is negative, not finite, or earlier than an earlier
+line's by more than the format's rounding of printed times (ns-2 writes every trace in
+time order, see TraceFormat.time_tolerance). A simulation (its `sim_id` label) has at most
+one run of each trace kind: a second, different trace of it (a cut-off copy) is refused,
+so that replications count simulations, not copies.
 """
 from __future__ import annotations
 
 import glob as globmod
+import hashlib
+import math
 import os
+import re
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,11 +32,11 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .detect import detect_kind
-from .errors import TraceLineError, TracekitError, UnsupportedTraceError
-from .parsers import get_parser, lines_at
+from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
+from .parsers import FORMATS, TraceFormat, get_parser, lines_at
 from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from .sources import CHUNK_BYTES, TraceSource
-from .store import Store
+from .store import Store, store_write_error
 from .tracemeta import labels_from_meta, parse_meta
 
 RUN_ID_LEN = 16
@@ -56,7 +66,7 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[tuple[Path, bool]]:
     seen: set[Path] = set()
 
     def add(p: Path, explicit: bool) -> None:
-        rp = p.resolve()
+        rp = Path(os.path.realpath(p))       # not Path.resolve: it raises on a symlink loop
         if rp not in seen:
             seen.add(rp)
             out.append((p, explicit))
@@ -110,8 +120,7 @@ class _Writers:
         k = self.parts.get(table, 0)
         self.parts[table] = k + 1
         path = self.directory / f"{table}-{k:05d}.parquet"
-        # zstd level 1: 13 % faster than the default level 3 on ns-2 traces, same size
-        self.pending.append(self.pool.submit(frame.write_parquet, path, compression="zstd", compression_level=1))
+        self.pending.append(self.pool.submit(_write_part, frame, path))
         self.rows[table] = self.rows.get(table, 0) + frame.height
         while len(self.pending) > self.MAX_PENDING:
             self.pending.pop(0).result()
@@ -125,74 +134,204 @@ class _Writers:
             self.pool.shutdown(wait=True)
 
 
-def _prefetch(it, depth: int = 2):
+def _write_part(frame: pl.DataFrame, path: Path) -> None:
+    # zstd level 1: 13 % faster than the default level 3 on ns-2 traces, same size
+    try:
+        frame.write_parquet(path, compression="zstd", compression_level=1)
+    except (OSError, pl.exceptions.PolarsError) as e:
+        raise _as_os_error(e) from None
+
+
+def _as_os_error(e: BaseException) -> OSError:
+    """polars reports a failed write as ComputeError('... (os error 28)'): the OSError in it."""
+    if isinstance(e, OSError):
+        return e
+    m = re.search(r"os error (\d+)", str(e))
+    if m:
+        return OSError(int(m.group(1)), os.strerror(int(m.group(1))))
+    return OSError(0, str(e).splitlines()[0][:200] if str(e) else type(e).__name__)
+
+
+class _Prefetch:
     """Run an iterator on a thread, `depth` items ahead: reading, decompressing, hashing and
     splitting the next chunk overlap the parse of this one (file reads, zlib and sha256
     release the GIL)."""
-    import queue
-    import threading
 
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    done = object()
+    def __init__(self, it, depth: int = 2):
+        import queue
+        import threading
 
-    def put(item) -> bool:
-        while not stop.is_set():
+        self.q: queue.Queue = queue.Queue(maxsize=depth)
+        self.stop = threading.Event()
+        self.done = object()
+        self.it = it
+        self.thread = threading.Thread(target=self._pump, name="tracekit-read", daemon=True)
+        self.thread.start()
+
+    def _put(self, item) -> bool:
+        import queue
+
+        while not self.stop.is_set():
             try:
-                q.put(item, timeout=0.1)
+                self.q.put(item, timeout=0.1)
                 return True
             except queue.Full:
                 continue
         return False
 
-    def pump():
+    def _pump(self) -> None:
         try:
-            for item in it:
-                if not put(item):
+            for item in self.it:
+                if not self._put(item):
                     return
-            put(done)
+            self._put(self.done)
         except BaseException as e:  # handed to the consumer
-            put(e)
+            self._put(e)
 
-    t = threading.Thread(target=pump, name="tracekit-read", daemon=True)
-    t.start()
-    try:
+    def __iter__(self):
         while True:
-            item = q.get()
-            if item is done:
+            item = self.q.get()
+            if item is self.done:
                 return
             if isinstance(item, BaseException):
                 raise item
             yield item
-    finally:
-        stop.set()
-        t.join()
+
+    def close(self, timeout_s: float = 2.0) -> bool:
+        """Stop the reading thread; False if it is still blocked in a read after
+        `timeout_s` (a pipe nobody writes to): then the file must not be closed under it,
+        and the thread, a daemon, ends with the process."""
+        self.stop.set()
+        self.thread.join(timeout_s)
+        return not self.thread.is_alive()
 
 
 def _relabel(store: Store, run_id: str, labels: dict[str, str], flow_labels: dict[int, str]) -> list[str]:
     """Merge labels given on the command line into an existing run's record (a re-ingest
-    with new --label/--flow-label). Atomic: the record is replaced by one rename."""
+    with new --label/--flow-label). Read, merge and replace happen under the store's label
+    lock, so concurrent re-labels of one run all land; the record is replaced by one rename."""
     if not labels and not flow_labels:
         return []
     f = store.run_dir(run_id) / "run.parquet"
-    rec = pq.read_table(f).to_pylist()[0]
-    old = {d["key"]: d["value"] for d in rec["labels"]}
-    old_flows = {d["fid"]: d["name"] for d in rec["flow_labels"]}
-    changed = [f"{k}={v}" for k, v in labels.items() if old.get(k) != v]
-    changed += [f"flow {k}={v}" for k, v in flow_labels.items() if old_flows.get(k) != v]
-    if not changed:
-        return []
-    new = {**old, **labels}
-    rec["labels"] = [{"key": k, "value": v} for k, v in sorted(new.items())]
-    rec["flow_labels"] = [{"fid": k, "name": v} for k, v in sorted({**old_flows, **flow_labels}.items())]
-    if "scenario" in labels:
-        rec["scenario"] = labels["scenario"]
-    if "seed" in labels:
-        rec["seed"] = int(labels["seed"]) if labels["seed"].lstrip("-").isdigit() else None
-    tmp = f.with_name(f".run.parquet.{os.getpid()}.tmp")
-    pq.write_table(pa.Table.from_pylist([rec], schema=RUNS), tmp)
-    os.replace(tmp, f)
+    with store.lock("labels"):
+        rec = pq.read_table(f).to_pylist()[0]
+        old = {d["key"]: d["value"] for d in rec["labels"]}
+        old_flows = {d["fid"]: d["name"] for d in rec["flow_labels"]}
+        changed = [f"{k}={v}" for k, v in labels.items() if old.get(k) != v]
+        changed += [f"flow {k}={v}" for k, v in flow_labels.items() if old_flows.get(k) != v]
+        if not changed:
+            return []
+        new = {**old, **labels}
+        rec["labels"] = [{"key": k, "value": v} for k, v in sorted(new.items())]
+        rec["flow_labels"] = [{"fid": k, "name": v} for k, v in sorted({**old_flows, **flow_labels}.items())]
+        if "scenario" in labels:
+            rec["scenario"] = labels["scenario"]
+        if "seed" in labels:
+            rec["seed"] = int(labels["seed"]) if labels["seed"].lstrip("-").isdigit() else None
+        # pid and a random part: pids repeat across PID namespaces sharing a store
+        tmp = f.with_name(f".run.parquet.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+        try:
+            pq.write_table(pa.Table.from_pylist([rec], schema=RUNS), tmp)
+            os.replace(tmp, f)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise store_write_error(store.root, e) from None
     return changed
+
+
+def _runs_of_sim(store: Store, sim_id: str, kind: str) -> list[tuple[str, int]]:
+    """(run_id, n_events) of the runs of kind `kind` labelled sim_id=`sim_id`. One DuckDB
+    scan of the run records (0.3 ms a run; pyarrow file by file takes 5 ms); if a damaged
+    record spoils the scan, file by file, passing over the records that cannot be read
+    (tracekit verify reports them)."""
+    if not store.run_ids():
+        return []
+    try:
+        import duckdb
+
+        pattern = str(store.runs_dir / "run_id=*" / "run.parquet")
+        rows = duckdb.connect().execute(
+            "SELECT regexp_extract(filename, 'run_id=([^/]+)/run.parquet$', 1), n_events "
+            "FROM read_parquet(?, filename=true, union_by_name=true) WHERE trace_kind = ? AND "
+            "list_contains(list_transform(list_filter(labels, lambda l: l.key = 'sim_id'), lambda l: l.value), ?)",
+            [pattern, kind, sim_id]).fetchall()
+        return [(r, int(n)) for r, n in rows]
+    except Exception:
+        pass
+    out = []
+    for rid in store.run_ids():
+        try:
+            rec = pq.read_table(store.run_dir(rid) / "run.parquet", columns=["trace_kind", "n_events", "labels"]).to_pylist()[0]
+        except Exception:
+            continue
+        if rec["trace_kind"] == kind and any(d["key"] == "sim_id" and d["value"] == sim_id for d in rec["labels"] or []):
+            out.append((rid, rec["n_events"]))
+    return out
+
+
+class _TimeCheck:
+    """The times of a trace's main-table rows, chunk after chunk: a row is bad if its time
+    is negative or not finite, or earlier than the latest time before it by more than the
+    format's rounding. A lone row far ahead of both its neighbours (1e308 among times
+    near 5) is the bad one itself, not every row after it; that look-ahead works within a
+    chunk (8 MiB), which is where such a row nearly always is."""
+
+    def __init__(self, fmt: TraceFormat):
+        self.fmt = fmt
+        self.latest = -math.inf          # the latest accepted time so far
+
+    def bad_rows(self, frame: pl.DataFrame) -> list[tuple[int, str]]:
+        """(line_no, reason) of the bad rows of `frame` (line order), in line order."""
+        import numpy as np
+
+        if frame.height == 0:
+            return []
+        t = frame["time"].to_numpy()
+        # the usual case, in one pass: every time finite, >= 0 and in order
+        tol0 = max(self.fmt.time_rounding_s, self.fmt.time_rounding_rel * abs(self.latest)) if self.latest > -math.inf else 0.0
+        with np.errstate(invalid="ignore"):
+            if (t[0] >= 0 and t[0] >= self.latest - tol0 and np.isfinite(t[-1])
+                    and (len(t) == 1 or np.diff(t).min() >= 0)):
+                # non-decreasing with finite ends: no NaN or inf inside either (their diffs
+                # are NaN or -inf); anything else takes the exact way below
+                self.latest = max(self.latest, float(t.max()))
+                return []
+        lines = frame["line_no"].to_numpy()
+        bad: dict[int, str] = {}
+        with np.errstate(invalid="ignore"):
+            for i in np.flatnonzero(~np.isfinite(t)):
+                bad[int(i)] = f"time {float(t[i])!r} is not a finite number"
+            for i in np.flatnonzero(np.isfinite(t) & (t < 0)):
+                bad[int(i)] = f"time {float(t[i])!r} is negative (simulation time starts at 0)"
+        cand = np.flatnonzero(np.isfinite(t) & (t >= 0))
+        tc = t[cand]
+        tol_rel, tol_abs = self.fmt.time_rounding_rel, self.fmt.time_rounding_s
+
+        def before(values):           # the latest time before each candidate
+            return np.maximum.accumulate(np.concatenate(([self.latest], values[:-1])))
+
+        m = before(tc)
+        tol = np.maximum(tol_abs, tol_rel * np.abs(m))
+        # a row ahead of the next by more than the rounding, while the next fits the rows
+        # before it: this row is out of place, not the next
+        ahead = np.zeros(len(tc), dtype=bool)
+        if len(tc) > 1:
+            nxt = tc[1:]
+            ahead[:-1] = (tc[:-1] > nxt + np.maximum(tol_abs, tol_rel * np.abs(tc[:-1]))) & (nxt >= m[:-1] - tol[:-1])
+        for i in np.flatnonzero(ahead):
+            bad[int(cand[i])] = (f"time {float(tc[i])!r} is later than the next line's ({float(tc[i + 1])!r}); "
+                            f"{self.fmt.description} is written in time order")
+        keep = cand[~ahead]
+        tk = t[keep]
+        m = before(tk)
+        back = tk < m - np.maximum(tol_abs, tol_rel * np.abs(m))
+        for j in np.flatnonzero(back):
+            bad[int(keep[j])] = (f"time {float(tk[j])!r} is earlier than {float(m[j])!r} on an earlier line; "
+                                 f"{self.fmt.description} is written in time order")
+        good = tk[~back]
+        if len(good):
+            self.latest = max(self.latest, float(good.max()))
+        return [(int(lines[k]), bad[k]) for k in sorted(bad)]
 
 
 class _TraceCopy:
@@ -242,30 +381,49 @@ def ingest_file(
         raise
     parser = get_parser(kind)
     main = MAIN_TABLE[kind]
+    times = _TimeCheck(FORMATS[kind])
     result = IngestResult(path=path, status="added", kind=kind)
-    staging = store.new_staging()
-    writers = _Writers(staging)
-    comments: list[tuple[int, str]] = []
-    t_min, t_max = float("inf"), float("-inf")
-    first_bad: tuple[int, str] | None = None
-    raw_total = src.raw_size
-    keep = _TraceCopy(staging / "trace.zst") if keep_trace else None
-    chunks = _prefetch(src.chunks(chunk_bytes))
     try:
+        staging = store.new_staging()
+    except BaseException:
+        src.close()
+        raise
+    writers = _Writers(staging)
+    keep: _TraceCopy | None = None
+    chunks = _Prefetch(src.chunks(chunk_bytes))
+    # every way out of here (an error, Ctrl-C, SIGTERM, a full disk) removes the staging
+    # directory: commit has renamed it away, or it goes in the finally below
+    try:
+        comments: list[tuple[int, str]] = []
+        t_min, t_max = float("inf"), float("-inf")
+        first_bad: tuple[int, str] | None = None
+        raw_total = src.raw_size
+        if keep_trace:
+            keep = _TraceCopy(staging / "trace.zst")
         for chunk in chunks:
             if keep:
                 keep.write(chunk.data)
             res = parser.parse_chunk(chunk.data, chunk.first_line_no)
+            bad: list[tuple[int, str]] = []             # (line number, reason)
             if res.bad_offsets:
                 off = res.bad_offsets[0]
                 line = lines_at(chunk.data, [off])[off]
                 # lines_at shows undecodable bytes as U+FFFD; the parsers read such lines as bad
                 reason = "not UTF-8 text (binary data in the trace?)" if "\ufffd" in line else parser.explain(line)
+                bad.append((chunk.first_line_no + off, reason))
+            bad_times = times.bad_rows(res.tables[main]) if main in res.tables else []
+            if bad_times:
+                bad = sorted(bad + bad_times[:1])
+                drop = [ln for ln, _ in bad_times]
+                res.tables = {name: frame.filter(~pl.col("line_no").is_in(drop)) for name, frame in res.tables.items()}
+            if bad:
+                line_no, reason = bad[0]
                 if not skip_bad_lines:
-                    raise TraceLineError(str(path), chunk.first_line_no + off, reason, line)
+                    off = line_no - chunk.first_line_no
+                    raise TraceLineError(str(path), line_no, reason, lines_at(chunk.data, [off])[off])
                 if first_bad is None:
-                    first_bad = (chunk.first_line_no + off, reason)
-                result.n_skipped_lines += res.bad_count
+                    first_bad = (line_no, reason)
+                result.n_skipped_lines += res.bad_count + len(bad_times)
             if len(comments) < 100:
                 comments.extend(res.comments)
             for table, frame in res.tables.items():
@@ -320,20 +478,48 @@ def ingest_file(
         pq.write_table(pa.Table.from_pylist([record], schema=RUNS), staging / "run.parquet")
         result.run_id = run_id
         result.size_bytes = src.size_bytes
-        if not store.commit(staging, run_id):
+        sim_id = all_labels.get("sim_id")
+        if sim_id is not None:
+            # one run per (simulation, trace kind); the lock makes check-and-commit one step
+            # (16 lock files shared by all simulations, not one file per simulation)
+            with store.lock(f"sims-{hashlib.sha256(sim_id.encode()).hexdigest()[0]}"):
+                others = [(r, n) for r, n in _runs_of_sim(store, sim_id, kind) if r != run_id]
+                if others:
+                    other, n_other = others[0]
+                    raise TracekitError(
+                        f"{path}: simulation sim_id={clip(sim_id)} already has a {kind} run in the store, run {other} "
+                        f"({n_other:,} rows; this trace has {result.n_events:,}): a different trace of one simulation "
+                        "(a cut-off or re-run copy?) would count twice as a replication; remove one "
+                        f"(tracekit rm {other}), or ingest this one with another --label sim_id=..."
+                    )
+                added = store.commit(staging, run_id)
+        else:
+            added = store.commit(staging, run_id)
+        if not added:
             result.status = "duplicate"
             result.message = f"{path}: already in the store as run {run_id} (same content)"
             changed = _relabel(store, run_id, labels or {}, flow_labels or {})
             if changed:
                 result.message += f"; labels updated: {', '.join(changed)}"
-    except BaseException:
-        chunks.close()          # stops the read-ahead thread before the file is closed
-        writers.close()
+    except StoreWriteError as e:
+        raise StoreWriteError(f"{path}: not ingested: {e}") from None
+    except OSError as e:
+        # the input's read errors are TracekitErrors already (sources.py): this is the store
+        raise StoreWriteError(f"{path}: not ingested: {store_write_error(store.root, _as_os_error(e))}") from None
+    finally:
+        reader_stopped = chunks.close()     # the read-ahead thread stops before the file is closed
+        try:
+            writers.close()
+        except Exception:
+            pass                # an error of its own is already on its way out
         if keep:
-            keep.close()
+            try:
+                keep.close()
+            except Exception:
+                pass
         store.discard(staging)
-        src.close()
-        raise
+        if reader_stopped:
+            src.close()
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -359,6 +545,8 @@ def ingest_paths(
             r = ingest_file(store, f, labels, flow_labels, skip_bad_lines, progress)
         except UnsupportedTraceError as e:
             r = IngestResult(path=f, status="failed" if explicit else "skipped", message=str(e))
+        except StoreWriteError:
+            raise               # every later file would fail the same way
         except TracekitError as e:
             r = IngestResult(path=f, status="failed", message=str(e))
         results.append(r)

@@ -9,6 +9,7 @@ Memory stays at about one chunk whatever the file size.
 from __future__ import annotations
 
 import bz2
+import errno
 import gzip
 import hashlib
 import lzma
@@ -109,6 +110,13 @@ class TraceSource:
     def open(cls, path: str | os.PathLike) -> "TraceSource":
         p = Path(path)
         if not p.exists():
+            if p.is_symlink():
+                try:
+                    os.stat(p)
+                except OSError as e:
+                    if e.errno == errno.ELOOP:
+                        raise TracekitError(f"{p}: a symbolic link loop (too many levels of symbolic links)") from None
+                raise TracekitError(f"{p}: a symbolic link to a file that does not exist")
             raise TracekitError(f"{p}: no such file")
         if p.is_dir():
             raise TracekitError(f"{p}: is a directory")

@@ -5,23 +5,48 @@ Layout under the data directory:
     runs/run_id=<id>/run.parquet        one row: the run record (schema.RUNS)
     runs/run_id=<id>/<table>-NNNNN.parquet  the run's rows (schema.TABLES), one part per chunk
     .staging/<pid>-<random>/            a run being written; renamed into runs/ when complete
+    .staging/<pid>-<random>.lock        flock'ed by its writer for the staging directory's life
+    .locks/                             short-lived locks (label re-writes, one run per simulation)
 
 A run directory appears by one `rename`, so readers never see half a run, a failed ingest
 leaves nothing, and concurrent ingests of different traces never touch the same file. Two
 processes ingesting the same content race on the rename; the loser finds the run present.
+
+A staging directory is stale when nobody holds the flock on its `.lock` file: the kernel
+drops the lock when its writer dies however it dies (kill -9 included), and a lock, unlike
+a process id, means the same thing in every PID namespace sharing the store.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
 import shutil
+import threading
 import uuid
 from pathlib import Path
+from typing import Iterator
 
-from .errors import TracekitError
+from .errors import StoreWriteError, TracekitError, clip, clip_repr
 from .schema import SCHEMA_VERSION
 
 STORE_FILE = "tracekit-store.json"
+LOCKS_DIR = ".locks"
+
+
+def store_write_error(root: Path, e: OSError) -> StoreWriteError:
+    """One line for an OSError met while writing into the store (full disk, read-only
+    file system, no permission)."""
+    what = {
+        errno.ENOSPC: "no space left on the device",
+        errno.EDQUOT: "disk quota exceeded",
+        errno.EROFS: "the store is on a read-only file system",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+    }.get(e.errno or 0, e.strerror or str(e))
+    return StoreWriteError(f"{root}: cannot write to the store: {what}")
 
 
 def default_data_dir() -> Path:
@@ -62,17 +87,26 @@ class Store:
         except OSError as e:
             raise TracekitError(f"{self.root}: cannot create the store: {e.strerror or e}") from None
         tmp = self.root / f".{STORE_FILE}.{os.getpid()}.{uuid.uuid4().hex}"
-        tmp.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "format": "tracekit"}) + "\n")
-        os.replace(tmp, self.root / STORE_FILE)   # same content from every writer: a race is harmless
+        try:
+            tmp.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "format": "tracekit"}) + "\n")
+            os.replace(tmp, self.root / STORE_FILE)   # same content from every writer: a race is harmless
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise store_write_error(self.root, e) from None
 
     def _check_version(self, meta: Path) -> None:
         try:
-            version = int(json.loads(meta.read_text())["schema_version"])
-        except (ValueError, KeyError, TypeError, OSError):
+            raw = json.loads(meta.read_text())["schema_version"]
+        except (ValueError, KeyError, TypeError, OSError, RecursionError):
             raise TracekitError(f"{meta}: unreadable store metadata; is this a tracekit store?") from None
+        # an integer, not 1e400 (JSON reads it as inf), 1.5, "1" or true
+        if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
+            raise TracekitError(f"{meta}: schema_version must be a non-negative integer, not {clip_repr(raw)}; "
+                                "is this a tracekit store?")
+        version = raw
         if version > SCHEMA_VERSION:
             raise TracekitError(
-                f"{self.root}: store has schema version {version}, newer than this tracekit understands "
+                f"{self.root}: store has schema version {clip(str(version), 20)}, newer than this tracekit understands "
                 f"({SCHEMA_VERSION}); upgrade tracekit to read it"
             )
         if version < SCHEMA_VERSION:  # no older layout exists yet; an upgrade step goes here
@@ -88,52 +122,142 @@ class Store:
         return sorted(p.name.split("=", 1)[1] for p in self.runs_dir.glob("run_id=*") if (p / "run.parquet").exists())
 
     def new_staging(self, tag: str = "") -> Path:
-        """A fresh directory under .staging/, named after this process so that a later
-        process can tell it is stale once this one is gone."""
-        self.staging_dir.mkdir(parents=True, exist_ok=True)
-        self._clean_stale_staging()
-        d = self.staging_dir / f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
-        d.mkdir()
+        """A fresh directory under .staging/, with its lock held until `commit` or `discard`.
+        Named after this process and the tag for people reading the directory; staleness
+        is decided by the lock alone."""
+        try:
+            self.staging_dir.mkdir(parents=True, exist_ok=True)
+            self._clean_stale_staging()
+            name = f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
+            lock = self.staging_dir / f"{name}.lock"
+            fd = _lock_new_file(lock)
+            try:
+                d = self.staging_dir / name
+                d.mkdir()
+            except BaseException:
+                _release(lock, fd)
+                raise
+        except OSError as e:
+            raise store_write_error(self.root, e) from None
+        with _HELD_GUARD:
+            _HELD[d] = (lock, fd)
         return d
 
     def commit(self, staging: Path, run_id: str) -> bool:
         """Move a complete run into place. False if that run is already present."""
         target = self.run_dir(run_id)
-        if target.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-            return False
         try:
-            os.rename(staging, target)
-        except OSError:
-            shutil.rmtree(staging, ignore_errors=True)
             if target.exists():
                 return False
-            raise
-        return True
+            try:
+                os.rename(staging, target)
+            except OSError as e:
+                if target.exists():
+                    return False
+                raise store_write_error(self.root, e) from None
+            return True
+        finally:
+            self.discard(staging)
 
     def discard(self, staging: Path) -> None:
+        """Remove a staging directory (if still there) and release its lock."""
         shutil.rmtree(staging, ignore_errors=True)
+        with _HELD_GUARD:
+            held = _HELD.pop(staging, None)
+        if held is not None:
+            _release(*held)
 
     def _clean_stale_staging(self) -> None:
-        """Remove staging directories left by processes that no longer exist (a crash)."""
-        for d in self.staging_dir.iterdir():
-            pid = d.name.split("-", 1)[0]
-            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-                shutil.rmtree(d, ignore_errors=True)
+        """Remove the staging directories whose writer is gone (crashed, killed): those
+        whose lock nobody holds. A directory without a lock file is from a crash between
+        the two steps of the removal below, or from a tracekit before the locks."""
+        try:
+            entries = list(self.staging_dir.iterdir())
+        except OSError:
+            return
+        names = {p.name for p in entries}
+        for p in entries:
+            if p.name.endswith(".lock"):
+                fd = _try_lock(p)
+                if fd is None:
+                    continue                        # held: its writer is alive
+                try:
+                    shutil.rmtree(p.with_name(p.name[: -len(".lock")]), ignore_errors=True)
+                finally:
+                    _release(p, fd)
+            elif p.is_dir() and f"{p.name}.lock" not in names and not p.with_name(f"{p.name}.lock").exists():
+                shutil.rmtree(p, ignore_errors=True)
+
+    # -- short-lived locks ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """An exclusive lock on `.locks/<name>.lock` for the block (processes and threads)."""
+        d = self.root / LOCKS_DIR
+        try:
+            d.mkdir(exist_ok=True)
+            fd = os.open(d / f"{name}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise store_write_error(self.root, e) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)       # releases the lock; the file stays (unlinking would race)
+
+
+# staging directories this process holds: path -> (lock file, its descriptor)
+_HELD: dict[Path, tuple[Path, int]] = {}
+_HELD_GUARD = threading.Lock()
+
+
+def _lock_new_file(path: Path) -> int:
+    """Create `path` and hold an exclusive flock on it. Retried if a cleaner removed the
+    file between our open and our lock (then we would hold a lock on a deleted file)."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
+
+
+def _try_lock(path: Path) -> int | None:
+    """The descriptor of `path` locked exclusively, or None if someone holds it (or it is gone)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    try:
+        if os.stat(path).st_ino != os.fstat(fd).st_ino:   # removed and re-made meanwhile
+            os.close(fd)
+            return None
+    except FileNotFoundError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _release(path: Path, fd: int) -> None:
+    """Unlink a lock file we hold, then let go of it (in this order: whoever locks the file
+    next checks that it is still the one on disk)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
+    os.close(fd)
 
 
 def _part_of_new_store(p: Path) -> bool:
     """An entry that Store._create makes (another process may be half-way through it)."""
-    if p.name in (".staging", STORE_FILE) or p.name.startswith(f".{STORE_FILE}."):
+    if p.name in (".staging", LOCKS_DIR, STORE_FILE) or p.name.startswith(f".{STORE_FILE}."):
         return True
     return p.name == "runs" and p.is_dir() and not any(p.iterdir())
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

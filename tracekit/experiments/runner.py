@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,72 @@ _ERROR_PATTERNS = re.compile(
     r"^--- Classifier::no-slot|couldn't open|^Error|ns: .*: )",
     re.MULTILINE,
 )
+
+
+# -- ns-2 children: their own process group, gone when tracekit goes ----------------------
+# Each ns-2 runs in a process group of its own (a terminal's Ctrl-C reaches tracekit only,
+# which then ends its children itself: see kill_children) and asks the kernel for SIGKILL
+# when its parent dies (prctl PR_SET_PDEATHSIG), so a tracekit killed with kill -9 leaves
+# no ns-2 behind writing into the store's .staging/.
+_PR_SET_PDEATHSIG = 1
+_prctl: Any
+try:
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl   # looked up before any fork
+except (OSError, AttributeError):                     # not Linux
+    _prctl = None
+_SIGKILL = int(signal.SIGKILL)
+
+_CHILDREN: set[subprocess.Popen] = set()
+_CHILDREN_GUARD = threading.Lock()
+
+
+def _child_setup(parent_pid: int):
+    """preexec_fn of an ns-2 child: die with the parent. Only async-signal-safe work here
+    (one prctl call, getppid, _exit): the parent has threads."""
+    def setup() -> None:
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+        if os.getppid() != parent_pid:   # the parent died before the prctl: nobody wants us
+            os._exit(1)
+    return setup
+
+
+def kill_children() -> None:
+    """SIGKILL every ns-2 this process has running (an interrupted sweep)."""
+    with _CHILDREN_GUARD:
+        children = list(_CHILDREN)
+    for p in children:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _run_ns(cmd: list[str], cwd: Path, timeout_s: float | None) -> tuple[int, str, str]:
+    """Run ns-2 as a child of its own process group; (returncode, stdout, stderr).
+    Raises subprocess.TimeoutExpired (with the output so far) after timeout_s."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            cwd=cwd, text=True, errors="replace", process_group=0,
+                            preexec_fn=_child_setup(os.getpid()))
+    with _CHILDREN_GUARD:
+        _CHILDREN.add(proc)
+    try:
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            raise subprocess.TimeoutExpired(cmd, timeout_s or 0, output=out, stderr=err) from None
+        return proc.returncode, out, err
+    finally:
+        if proc.poll() is None:              # an exception (Ctrl-C, SIGTERM) on the way out
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        with _CHILDREN_GUARD:
+            _CHILDREN.discard(proc)
 
 
 class NsNotFoundError(RuntimeError):
@@ -108,8 +177,7 @@ def run_scenario_traces(
 
     cmd = ns_command(scenario_id, params, seed, out_dir, ns_path)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                              timeout=timeout_s, cwd=out_dir, stdin=subprocess.DEVNULL)
+        returncode, stdout, stderr = _run_ns(cmd, out_dir, timeout_s)
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or "") if isinstance(exc.stdout, str) else (exc.stdout or b"").decode("utf-8", "replace")
         err = (exc.stderr or "") if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
@@ -120,19 +188,19 @@ def run_scenario_traces(
             output_tail=tail,
         ) from None
 
-    output = (proc.stdout or "") + "\n" + (proc.stderr or "")
+    output = (stdout or "") + "\n" + (stderr or "")
     tail = _tail(output)
-    if proc.returncode != 0:
-        how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
-               else f"exited with status {proc.returncode}")
+    if returncode != 0:
+        how = (f"was killed by signal {-returncode}" if returncode < 0
+               else f"exited with status {returncode}")
         raise ScenarioRunError(
             f"ns-2 {how} running scenario {scenario_id}; last output:\n{tail or '(none)'}",
-            returncode=proc.returncode, output_tail=tail,
+            returncode=returncode, output_tail=tail,
         )
     if _ERROR_PATTERNS.search(output):
         raise ScenarioRunError(
             f"ns-2 reported an error running scenario {scenario_id} (exit status 0); last output:\n{tail}",
-            returncode=proc.returncode, output_tail=tail,
+            returncode=returncode, output_tail=tail,
         )
     required = sc.trace_files
     paths = [out_dir / name for name in TRACE_FILES if name in required or (out_dir / name).exists()]
@@ -152,6 +220,6 @@ def run_scenario_traces(
         raise ScenarioRunError(
             f"ns-2 ran scenario {scenario_id} but the traces are incomplete ({'; '.join(problems)})"
             + (f"; last output:\n{tail}" if tail else ""),
-            returncode=proc.returncode, output_tail=tail,
+            returncode=returncode, output_tail=tail,
         )
     return paths

@@ -51,6 +51,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
+from ..errors import clip_repr
 from ..tracemeta import format_value, sim_id_of
 
 TCL_DIR = Path(__file__).resolve().parent / "tcl"
@@ -110,11 +111,11 @@ class Param:
                 folded = {c.lower(): c for c in choices}
                 if text.lower() in folded:
                     return folded[text.lower()]
-                raise ValueError(f"{where}bad value {text!r} for {self.name}: must be {self.allowed()}")
+                raise ValueError(f"{where}bad value {clip_repr(text)} for {self.name}: must be {self.allowed()}")
             return text
         if self.type == "str":
             if not text or any(c.isspace() for c in text):
-                raise ValueError(f"{where}bad value {text!r} for {self.name}: must be a non-empty string without spaces")
+                raise ValueError(f"{where}bad value {clip_repr(text)} for {self.name}: must be a non-empty string without spaces")
             return text
         if self.type == "int":
             try:
@@ -127,14 +128,14 @@ class Param:
                 if math.isfinite(f) and f == int(f):
                     value = int(f)
                 else:
-                    raise ValueError(f"{where}bad value {text!r} for {self.name}: must be {self.allowed()}") from None
+                    raise ValueError(f"{where}bad value {clip_repr(text)} for {self.name}: must be {self.allowed()}") from None
         else:
             try:
                 value = float(text)
             except ValueError:
-                raise ValueError(f"{where}bad value {text!r} for {self.name}: must be {self.allowed()}") from None
+                raise ValueError(f"{where}bad value {clip_repr(text)} for {self.name}: must be {self.allowed()}") from None
             if not math.isfinite(value):
-                raise ValueError(f"{where}bad value {text!r} for {self.name}: must be {self.allowed()}")
+                raise ValueError(f"{where}bad value {clip_repr(text)} for {self.name}: must be {self.allowed()}")
         if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
             raise ValueError(f"{where}value {text} for {self.name} is out of range: must be {self.allowed()}")
         return value
@@ -164,7 +165,7 @@ def _tokens(expr: str) -> list[tuple[str, str]]:
     while pos < end:
         m = _TOKEN.match(expr, pos)
         if not m or m.end() == pos:
-            raise ValueError(f"cannot read {expr[pos:].strip()!r}")
+            raise ValueError(f"cannot read {clip_repr(expr[pos:].strip())}")
         kind = m.lastgroup or ""
         out.append((kind, m.group(kind)))
         pos = m.end()
@@ -203,7 +204,7 @@ def _compile_check(expr: str) -> tuple[Callable[[dict], bool], frozenset[str]]:
             if take() != ("op", ")"):
                 raise ValueError("missing ')'")
             return inner
-        raise ValueError(f"unexpected {text!r}")
+        raise ValueError(f"unexpected {clip_repr(text)}")
 
     def sum_() -> Callable[[dict], float]:
         left = unary()
@@ -217,12 +218,12 @@ def _compile_check(expr: str) -> tuple[Callable[[dict], bool], frozenset[str]]:
     left = sum_()
     tok = peek()
     if tok is None or tok[0] != "op" or tok[1] not in _COMPARE:
-        raise ValueError("expected a comparison (< <= > >= == !=)" + (f", got {tok[1]!r}" if tok else ""))
+        raise ValueError("expected a comparison (< <= > >= == !=)" + (f", got {clip_repr(tok[1])}" if tok else ""))
     take()
     cmp = _COMPARE[tok[1]]
     right = sum_()
     if i != len(toks):
-        raise ValueError(f"unexpected {toks[i][1]!r}")
+        raise ValueError(f"unexpected {clip_repr(toks[i][1])}")
     return (lambda p: cmp(left(p), right(p))), frozenset(names)
 
 
@@ -327,10 +328,10 @@ def _keys(table: Any, spec: dict[str, bool], where: str) -> dict:
         raise ValueError(f"{where}: expected a table")
     unknown = [k for k in table if k not in spec]
     if unknown:
-        raise ValueError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(spec)})")
+        raise ValueError(f"{where}: unknown key {clip_repr(unknown[0])} (known: {', '.join(spec)})")
     missing = [k for k, required in spec.items() if required and k not in table]
     if missing:
-        raise ValueError(f"{where}: missing key {missing[0]!r}")
+        raise ValueError(f"{where}: missing key {clip_repr(missing[0])}")
     return table
 
 
@@ -353,7 +354,7 @@ def _param(t: Any, where: str) -> Param:
     name = _str(t["name"], f"{where}: name")
     kind = t["type"]
     if kind not in _TYPES:
-        raise ValueError(f"{where}: type must be one of {', '.join(_TYPES)}, got {kind!r}")
+        raise ValueError(f"{where}: type must be one of {', '.join(_TYPES)}, got {clip_repr(kind)}")
     choices = t.get("choices")
     if (kind == "choice") != (choices is not None):
         raise ValueError(f"{where}: choices are given for, and only for, type = \"choice\"")
@@ -374,7 +375,7 @@ def _param(t: Any, where: str) -> Param:
         raise ValueError(f"{where}: default must be a string")
     p = Param(name, kind, default, choices, lo, hi, _opt_str(t, "unit", where), _opt_str(t, "help", where))
     if p.parse(format_value(default)) != default:  # raises ValueError for a default out of range
-        raise ValueError(f"{where}: default {default!r} does not read back as itself")
+        raise ValueError(f"{where}: default {clip_repr(default)} does not read back as itself")
     return p
 
 
@@ -428,10 +429,10 @@ def _experiment(t: Any, sc: Scenario, where: str) -> Experiment:
         raise ValueError(f"{where}: fixed must be a table of parameter = value")
     for key in [*grid_t, *fixed]:
         if key not in names:
-            raise ValueError(f"{where}: {key!r} is not a parameter of {sc.id}")
+            raise ValueError(f"{where}: {clip_repr(key)} is not a parameter of {sc.id}")
     both = set(grid_t) & set(fixed)
     if both:
-        raise ValueError(f"{where}: {sorted(both)[0]!r} is both in grid and in fixed")
+        raise ValueError(f"{where}: {clip_repr(sorted(both)[0])} is both in grid and in fixed")
     grid = {k: _grid_values(v, f"{where}: grid {k}") for k, v in grid_t.items()}
     cmp = _experiment_compare(t["compare"], grid, f"{where}: compare") if "compare" in t else None
     exp = Experiment(name, sc.id, grid, list(seeds), _str(t["description"], f"{where}: description"),
@@ -454,12 +455,12 @@ def _quick(t: Any, exp: Experiment, names: set[str], where: str) -> Experiment:
         raise ValueError(f"{where}: grid and fixed must be tables of parameter = values")
     for key in grid_t:
         if key not in exp.grid:
-            raise ValueError(f"{where}: grid {key!r} is not in the experiment's grid")
+            raise ValueError(f"{where}: grid {clip_repr(key)} is not in the experiment's grid")
     for key in fixed:
         if key not in names:
-            raise ValueError(f"{where}: {key!r} is not a parameter of {exp.scenario}")
+            raise ValueError(f"{where}: {clip_repr(key)} is not a parameter of {exp.scenario}")
         if key in exp.grid:
-            raise ValueError(f"{where}: {key!r} is in the experiment's grid: reduce it in quick.grid")
+            raise ValueError(f"{where}: {clip_repr(key)} is in the experiment's grid: reduce it in quick.grid")
     grid = {**exp.grid, **{k: _grid_values(v, f"{where}: grid {k}") for k, v in grid_t.items()}}
     return Experiment(exp.name, exp.scenario, grid, list(seeds), _str(t["description"], f"{where}: description"),
                       {**exp.fixed, **fixed}, exp.compare)
@@ -480,10 +481,10 @@ def _experiment_compare(t: Any, grid: dict[str, list], where: str) -> Experiment
     per, mets, filters = strings("per"), strings("metrics") or ("throughput_kbps",), strings("where")
     for k in (by, *per):
         if k != "name" and k not in grid:
-            raise ValueError(f"{where}: {k!r} is neither a grid parameter nor name (the flow name)")
+            raise ValueError(f"{where}: {clip_repr(k)} is neither a grid parameter nor name (the flow name)")
     unknown = [m for m in mets if m not in catalogued()]
     if unknown:
-        raise ValueError(f"{where}: {unknown[0]!r} is not a metric of sql/catalogue.toml")
+        raise ValueError(f"{where}: {clip_repr(unknown[0])} is not a metric of sql/catalogue.toml")
     return ExperimentCompare(by, per, mets, filters)
 
 
@@ -493,19 +494,19 @@ def _check(t: Any, sc: Scenario, where: str) -> Check:
     try:
         holds, names = _compile_check(expr)
     except ValueError as e:
-        raise ValueError(f"check {expr!r}: {e}") from None
+        raise ValueError(f"check {clip_repr(expr)}: {e}") from None
     for n in sorted(names):
         if n not in {p.name for p in sc.params} or sc.param(n).type not in ("int", "float"):
-            raise ValueError(f"check {expr!r}: {n!r} is not a numeric parameter of {sc.id}")
+            raise ValueError(f"check {clip_repr(expr)}: {clip_repr(n)} is not a numeric parameter of {sc.id}")
     when = t.get("when", {})
     if not isinstance(when, dict):
-        raise ValueError(f"check {expr!r}: when must be a table of parameter = value")
+        raise ValueError(f"check {clip_repr(expr)}: when must be a table of parameter = value")
     for k, v in when.items():
         if k not in {p.name for p in sc.params}:
-            raise ValueError(f"check {expr!r}: when: {k!r} is not a parameter of {sc.id}")
+            raise ValueError(f"check {clip_repr(expr)}: when: {clip_repr(k)} is not a parameter of {sc.id}")
         if isinstance(v, (dict, list)) or sc.param(k).parse(format_value(v)) != v:
-            raise ValueError(f"check {expr!r}: when: {v!r} is not a value of {k}")
-    return Check(expr, _str(t["message"], f"check {expr!r}: message"), holds, tuple(when.items()))
+            raise ValueError(f"check {clip_repr(expr)}: when: {clip_repr(v)} is not a value of {k}")
+    return Check(expr, _str(t["message"], f"check {clip_repr(expr)}: message"), holds, tuple(when.items()))
 
 
 def load_scenario_file(path: Path) -> tuple[Scenario, list[Experiment], int | float]:
@@ -518,17 +519,17 @@ def load_scenario_file(path: Path) -> tuple[Scenario, list[Experiment], int | fl
         _keys(t, _TOP_KEYS, "top level")
         sid = _str(t["id"], "id")
         if sid != path.stem:
-            raise ValueError(f"id {sid!r} differs from the file name")
+            raise ValueError(f"id {clip_repr(sid)} differs from the file name")
         script = _str(t["script"], "script")
         if not (path.parent / script).is_file():
-            raise ValueError(f"script {script!r} is not beside it")
+            raise ValueError(f"script {clip_repr(script)} is not beside it")
         if not isinstance(t["params"], list) or not t["params"]:
             raise ValueError("params: expected [[params]] tables")
         params = tuple(_param(p, f"params #{i + 1}") for i, p in enumerate(t["params"]))
         names = [p.name for p in params]
         dup = sorted({n for n in names if names.count(n) > 1} | (set(names) & set(RESERVED)))
         if dup:
-            raise ValueError(f"parameter {dup[0]!r} is declared twice or reserved")
+            raise ValueError(f"parameter {clip_repr(dup[0])} is declared twice or reserved")
         trace_files = t.get("trace_files", list(Scenario.trace_files))
         if not isinstance(trace_files, list) or not all(isinstance(f, str) for f in trace_files):
             raise ValueError("trace_files: expected a list of file names")
@@ -538,7 +539,7 @@ def load_scenario_file(path: Path) -> tuple[Scenario, list[Experiment], int | fl
             s = _keys(t["series"], _SERIES_KEYS, "series")
             series = _str(s["param"], "series: param")
             if series not in names:
-                raise ValueError(f"series: {series!r} is not a parameter")
+                raise ValueError(f"series: {clip_repr(series)} is not a parameter")
             values = s.get("values", {})
             if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
                 raise ValueError("series: values must be a table of value = name")
@@ -564,7 +565,7 @@ def load_scenarios(tcl_dir: Path = TCL_DIR) -> tuple[dict[str, Scenario], dict[s
     for sc, exps, _ in loaded:
         for e in exps:
             if e.name in experiments:
-                raise ScenarioFileError(f"{sc.id}.toml: experiment {e.name!r} is also declared by "
+                raise ScenarioFileError(f"{sc.id}.toml: experiment {clip_repr(e.name)} is also declared by "
                                         f"{experiments[e.name].scenario}.toml")
             experiments[e.name] = e
     return scenarios, experiments
@@ -584,7 +585,7 @@ def get_scenario(scenario_id: str) -> Scenario:
         return SCENARIOS[scenario_id]
     except KeyError:
         raise ValueError(
-            f"unknown scenario {scenario_id!r}; available: {', '.join(SCENARIOS)}"
+            f"unknown scenario {clip_repr(scenario_id)}; available: {', '.join(SCENARIOS)}"
         ) from None
 
 
@@ -600,12 +601,12 @@ def resolve_params(scenario_id: str, overrides: dict[str, Any] | None = None) ->
     for key, raw in (overrides or {}).items():
         if key in RESERVED:
             raise ValueError(
-                f"{scenario_id}: {key!r} is not a scenario parameter"
+                f"{scenario_id}: {clip_repr(key)} is not a scenario parameter"
                 + (" (pass the seed separately, e.g. --seed N)" if key == "seed" else " (chosen by the runner)")
             )
         if key not in resolved:
             raise ValueError(
-                f"{scenario_id}: unknown parameter {key!r}; known: {', '.join(resolved)}"
+                f"{scenario_id}: unknown parameter {clip_repr(key)}; known: {', '.join(resolved)}"
             )
         resolved[key] = sc.param(key).parse(raw, scenario_id)
     for check in sc.checks:
@@ -634,7 +635,7 @@ def experiment_runs(name: str, quick: bool = False) -> list[tuple[dict[str, Any]
     exp = EXPERIMENTS[name]
     if quick:
         if exp.quick is None:
-            raise ValueError(f"experiment {name!r} declares no quick version")
+            raise ValueError(f"experiment {clip_repr(name)} declares no quick version")
         exp = exp.quick
     keys = list(exp.grid)
     runs = []

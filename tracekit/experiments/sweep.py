@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..errors import clip_repr
 from ..parsers import PACKET_KINDS_SQL
 from ..errors import TracekitError
 from ..store import Store
 from ..tracemeta import format_value, sim_id_of
-from .runner import NsNotFoundError, ScenarioRunError, find_ns, run_scenario_traces
+from .runner import NsNotFoundError, ScenarioRunError, find_ns, kill_children, run_scenario_traces
 from .scenarios import EXPERIMENTS, experiment_runs, resolve_params
 
 # ingest order: the packet trace last (see module docstring)
@@ -62,36 +62,40 @@ def make_spec(scenario: str, overrides: dict[str, str], seed: int) -> SimSpec:
     return SimSpec(scenario, tuple(resolved.items()), int(seed))
 
 
+MAX_VALUES = 100000           # values of one --grid, seeds of --seeds
+MAX_SIMULATIONS = 1_000_000   # of one sweep: grids x seeds (each is a spec in memory first)
+
+
 def parse_grid(spec: str) -> tuple[str, list[str]]:
     """`k=a,b,c` or `k=start:stop:step` (stop included) into (k, values)."""
     key, sep, rhs = spec.partition("=")
     key = key.strip()
     if not sep or not key or not rhs.strip():
-        raise TracekitError(f"--grid {spec!r}: expected KEY=a,b,c or KEY=start:stop:step")
+        raise TracekitError(f"--grid {clip_repr(spec)}: expected KEY=a,b,c or KEY=start:stop:step")
     rhs = rhs.strip()
     if ":" in rhs:
         parts = rhs.split(":")
         try:
             start, stop, step = (float(x) for x in parts)
         except ValueError:
-            raise TracekitError(f"--grid {spec!r}: start:stop:step must be three numbers") from None
+            raise TracekitError(f"--grid {clip_repr(spec)}: start:stop:step must be three numbers") from None
         if step <= 0 or stop < start:
-            raise TracekitError(f"--grid {spec!r}: need step > 0 and stop >= start")
+            raise TracekitError(f"--grid {clip_repr(spec)}: need step > 0 and stop >= start")
         n = int(round((stop - start) / step + 1e-9)) + 1
-        if n > 100000:
-            raise TracekitError(f"--grid {spec!r}: {n} values is too many")
+        if n > MAX_VALUES:
+            raise TracekitError(f"--grid {clip_repr(spec)}: {n} values is too many")
         ints = all(float(x).is_integer() for x in (start, step))
         digits = max(len(p.split(".")[1]) if "." in p else 0 for p in parts)
         nums = [start + i * step for i in range(n)]
         return key, [str(int(v)) if ints else f"{v:.{digits}f}" for v in nums]
     vals = [v.strip() for v in rhs.split(",") if v.strip()]
     if not vals:
-        raise TracekitError(f"--grid {spec!r}: no values")
+        raise TracekitError(f"--grid {clip_repr(spec)}: no values")
     return key, vals
 
 
 def parse_seeds(text: str) -> list[int]:
-    """`1-5`, `1,2,7` or `3` into a sorted list of seeds >= 1."""
+    """`1-5`, `1,2,7` or `3` into a sorted list of seeds >= 1 (at most MAX_VALUES of them)."""
     seeds: set[int] = set()
     try:
         for part in text.split(","):
@@ -101,13 +105,17 @@ def parse_seeds(text: str) -> list[int]:
                 lo, hi = int(a), int(b)
                 if hi < lo:
                     raise ValueError
+                if hi - lo + 1 + len(seeds) > MAX_VALUES:   # counted before a range is built
+                    raise TracekitError(f"--seeds {clip_repr(text)}: more than {MAX_VALUES:,} seeds is too many")
                 seeds.update(range(lo, hi + 1))
             elif part:
                 seeds.add(int(part))
+                if len(seeds) > MAX_VALUES:
+                    raise TracekitError(f"--seeds {clip_repr(text)}: more than {MAX_VALUES:,} seeds is too many")
     except ValueError:
-        raise TracekitError(f"--seeds {text!r}: expected e.g. 1-5 or 1,2,7") from None
+        raise TracekitError(f"--seeds {clip_repr(text)}: expected e.g. 1-5 or 1,2,7") from None
     if not seeds or min(seeds) < 1:
-        raise TracekitError(f"--seeds {text!r}: seeds are integers >= 1")
+        raise TracekitError(f"--seeds {clip_repr(text)}: seeds are integers >= 1")
     return sorted(seeds)
 
 
@@ -115,7 +123,12 @@ def plan_sweep(scenario: str, grids: list[tuple[str, list[str]]], seeds: list[in
     keys = [k for k, _ in grids]
     dup = {k for k in keys if keys.count(k) > 1} | (set(keys) & set(fixed))
     if dup:
-        raise TracekitError(f"parameter {sorted(dup)[0]!r} is given twice (in --grid and/or --set)")
+        raise TracekitError(f"parameter {clip_repr(sorted(dup)[0])} is given twice (in --grid and/or --set)")
+    n = len(seeds)
+    for _, vals in grids:
+        n *= len(vals)
+    if n > MAX_SIMULATIONS:
+        raise TracekitError(f"{n:,} simulations (the grids times the seeds) is too many; at most {MAX_SIMULATIONS:,} in one sweep")
     specs = []
     for combo in itertools.product(*(vals for _, vals in grids)):
         overrides = {**fixed, **dict(zip(keys, combo))}
@@ -128,11 +141,11 @@ def plan_experiment(name: str, seeds: list[int] | None = None, quick: bool = Fal
     """A named paper experiment's simulations (or its reduced version's, `quick`); `seeds`
     replaces the experiment's own."""
     if name not in EXPERIMENTS:
-        raise TracekitError(f"unknown experiment {name!r}; available: {', '.join(EXPERIMENTS)}")
+        raise TracekitError(f"unknown experiment {clip_repr(name)}; available: {', '.join(EXPERIMENTS)}")
     exp = EXPERIMENTS[name]
     if quick:
         if exp.quick is None:
-            raise TracekitError(f"experiment {name!r} declares no quick version")
+            raise TracekitError(f"experiment {clip_repr(name)} declares no quick version")
         exp = exp.quick
     configs = list(dict.fromkeys(tuple(params.items()) for params, _ in experiment_runs(name, quick)))
     return [SimSpec(exp.scenario, params, seed) for params in configs for seed in (seeds or exp.seeds)]
@@ -181,7 +194,7 @@ def run_one(spec: SimSpec, data_dir: str | os.PathLike, keep_traces: bool = True
                     run_ids.append(r.run_id)
         return SimResult(spec, "done", run_ids, time.perf_counter() - t0, ns_s)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        store.discard(work)
 
 
 def run_sims(
@@ -227,6 +240,7 @@ def run_sims(
         except BaseException:
             for f in pending:
                 f.cancel()
+            kill_children()     # the running simulations end now, not when ns-2 is done
             raise
     return results
 
@@ -240,7 +254,7 @@ def experiment_comparison(con, name: str, seeds: list[int] | None = None, quick:
     specs = plan_experiment(name, seeds, quick)
     exp = EXPERIMENTS[name]
     if exp.compare is None:
-        raise TracekitError(f"experiment {name!r} declares no comparison")
+        raise TracekitError(f"experiment {clip_repr(name)} declares no comparison")
     run_ids = [r for (r,) in con.execute(
         f"SELECT run_id FROM runs WHERE trace_kind IN ({PACKET_KINDS_SQL}) "
         "AND list_contains(?, labels['sim_id'])", [[s.sim_id for s in specs]]).fetchall()]

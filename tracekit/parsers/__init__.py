@@ -56,6 +56,15 @@ class TraceFormat:
     is_packet_trace: bool = False            # its runs have flows (wired and wireless packets)
     refusal: str = ""                        # what it looks like, for a refused format
     priority: int = 50                       # detection asks lower numbers first
+    # how ns-2 rounds the times it prints in the main table's lines: a line may be earlier
+    # than the line before it by this much (rounding), not more. Absolute seconds, and
+    # relative to the time for `%g` formats (6 significant digits)
+    time_rounding_s: float = 1e-6
+    time_rounding_rel: float = 1e-5
+
+    def time_tolerance(self, t: float) -> float:
+        """How much earlier than time `t` the next line may be: the rounding of printed times."""
+        return max(self.time_rounding_s, self.time_rounding_rel * abs(t))
 
     @property
     def main_table(self) -> str:

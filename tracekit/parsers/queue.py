@@ -8,6 +8,7 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
+from ..errors import clip_repr
 from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, read_fields, register
 
 # queue_samples: queue monitor output. sample_kind 'periodic' = a `monitor-queue` sample
@@ -87,7 +88,7 @@ class QueueMonitorParser(Parser):
             return f"expected 11 fields of a monitor-queue sample (time from to meanBytes meanPkts and 6 counters), found {len(t)}"
         for i, f in enumerate(t):
             if not is_num(f):
-                return f"field {i + 1} is not a number: {f!r}"
+                return f"field {i + 1} is not a number: {clip_repr(f)}"
         return "malformed monitor-queue sample line (node ids and counters must be integers)"
 
 
@@ -100,4 +101,5 @@ def claims(line: str) -> bool:
 FORMAT = register(TraceFormat(
     kind="queue_monitor", description="a queue monitor trace", claims=claims, parser=QueueMonitorParser,
     tables={"queue_samples": QUEUE_SAMPLES}, priority=10,
+    time_rounding_s=1e-6, time_rounding_rel=1e-5,    # samples: Tcl's 17 digits; `q -t` lines: %g
 ))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
+from ..errors import clip_repr
 from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_num, normalize_ws, read_fields, register
 
 # red_vars: RED queue variable traces (`$redq trace curq_` ...). Q = curq_ (instantaneous),
@@ -47,13 +48,13 @@ class RedParser(Parser):
     def explain(self, line: str) -> str:
         t = line.split()
         if not t or t[0] not in VARS:
-            return f"unknown RED variable code {t[0] if t else ''!r} (expected Q, a, p or c)"
+            return f"unknown RED variable code {clip_repr(t[0] if t else '')} (expected Q, a, p or c)"
         if len(t) != 3:
             return f"expected 3 fields (code time value), found {len(t)}"
         if not is_num(t[1]):
-            return f"time is not a number: {t[1]!r}"
+            return f"time is not a number: {clip_repr(t[1])}"
         if not is_num(t[2]):
-            return f"value is not a number: {t[2]!r}"
+            return f"value is not a number: {clip_repr(t[2])}"
         return "malformed RED trace line"
 
 
@@ -65,4 +66,5 @@ def claims(line: str) -> bool:
 FORMAT = register(TraceFormat(
     kind="red", description="a RED trace", claims=claims, parser=RedParser,
     tables={"red_vars": RED_VARS},
+    time_rounding_s=1e-6, time_rounding_rel=1e-5,    # %g: 6 significant digits
 ))

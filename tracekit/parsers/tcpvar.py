@@ -7,6 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
+from ..errors import clip_repr
 from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_digits, is_int, is_num, normalize_ws, read_fields, register
 
 # tcp_vars: `$tcp attach $f; $tcp trace cwnd_` plain-format lines (a step function per var).
@@ -55,12 +56,12 @@ class TcpVarParser(Parser):
         if len(t) != 7:
             return f"expected 7 fields (time saddr sport daddr dport variable value), found {len(t)}"
         if not is_num(t[0]):
-            return f"time is not a number: {t[0]!r}"
+            return f"time is not a number: {clip_repr(t[0])}"
         for i in range(1, 5):
             if not is_int(t[i]):
-                return f"field {i + 1} is not an integer address part: {t[i]!r}"
+                return f"field {i + 1} is not an integer address part: {clip_repr(t[i])}"
         if not is_num(t[6]):
-            return f"value is not a number: {t[6]!r}"
+            return f"value is not a number: {clip_repr(t[6])}"
         return "malformed TCP variable trace line"
 
 
@@ -72,4 +73,5 @@ def claims(line: str) -> bool:
 FORMAT = register(TraceFormat(
     kind="tcpvar", description="a TCP variable trace", claims=claims, parser=TcpVarParser,
     tables={"tcp_vars": TCP_VARS},
+    time_rounding_s=1e-5, time_rounding_rel=1e-15,   # printed %-8.5f
 ))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
+from ..errors import clip_repr
 from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_digits, is_int, is_num, lines_at, read_fields, register
 
 # One-character event codes of the normal wired trace ('v' lines go to `annotations`).
@@ -154,7 +155,7 @@ class WiredParser(Parser):
         if t[0] == "":
             return "empty field (line starts with a space, or two spaces in a row)"
         if t[0] not in WIRED_EVENTS:
-            return f"unknown event {t[0]!r} (a wired trace line starts with + - r d, or v for an annotation)"
+            return f"unknown event {clip_repr(t[0])} (a wired trace line starts with + - r d, or v for an annotation)"
         if "" in t[1:-1]:   # before the count, which a doubled space throws off
             return "empty field (two spaces in a row)"
         if len(t) not in (12, 16):
@@ -169,19 +170,19 @@ class WiredParser(Parser):
                   12: lambda s: is_int(s, 64), 14: is_int, 15: is_int}
         for i, f in enumerate(t):
             if i in checks and not checks[i](f):
-                return f"field {i + 1} ({names[i]}) is not a number: {f!r}"
+                return f"field {i + 1} ({names[i]}) is not a number: {clip_repr(f)}"
             if i in (8, 9):
                 parts = f.split(".")
                 if len(parts) > 2:
-                    return f"field {i + 1} ({names[i]}) {f!r} is a hierarchical address; only flat node.port addresses are supported"
+                    return f"field {i + 1} ({names[i]}) {clip_repr(f)} is a hierarchical address; only flat node.port addresses are supported"
                 if len(parts) != 2 or not all(is_int(p) for p in parts):
-                    return f"field {i + 1} ({names[i]}) is not a node.port address: {f!r}"
+                    return f"field {i + 1} ({names[i]}) is not a node.port address: {clip_repr(f)}"
             if i == 13:
                 h = f[2:] if f.startswith("0x") else f
                 try:
                     int(h, 16)
                 except ValueError:
-                    return f"field 14 (TCP flags) is not a hex number: {f!r}"
+                    return f"field 14 (TCP flags) is not a hex number: {clip_repr(f)}"
         return "malformed wired trace line"
 
 
@@ -193,4 +194,5 @@ def claims(line: str) -> bool:
 FORMAT = register(TraceFormat(
     kind="wired", description="a wired trace", claims=claims, parser=WiredParser,
     tables={"events": EVENTS, "annotations": ANNOTATIONS}, is_packet_trace=True,
+    time_rounding_s=1e-6, time_rounding_rel=1e-15,   # rounded to 1 us, printed with %.15g
 ))

@@ -19,6 +19,7 @@ import re
 import polars as pl
 import pyarrow as pa
 
+from ..errors import clip_repr
 from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, register, text_lines_only
 
 # wireless_events: one row per event line of a wireless (CMU / mobile node) trace, old CMU
@@ -333,9 +334,9 @@ class WirelessParser(Parser):
         if e == "N":
             return "energy line ('N') not of the form 'N -t TIME -n NODE -e ENERGY'"
         if e[0] == "S" and len(e) > 1 and e[1:2].isalpha():
-            return f"line starting {e!r} is not a DSR trace line ('S...' then a numeric time)"
+            return f"line starting {clip_repr(e)} is not a DSR trace line ('S...' then a numeric time)"
         if e not in ("s", "r", "f", "d", "D"):
-            return (f"unknown event {e!r} (a wireless trace line starts with s r f d D, M for movement, "
+            return (f"unknown event {clip_repr(e)} (a wireless trace line starts with s r f d D, M for movement, "
                     "N for energy or S for DSR's own lines)")
         if len(t) >= 2 and t[1] == "-t":
             kv = {}
@@ -346,16 +347,16 @@ class WirelessParser(Parser):
                 if k not in kv:
                     return f"new-format line without -{k} ({what})"
                 if not (is_num(kv[k]) if k == "t" else is_int(kv[k])):
-                    return f"-{k} ({what}) is not a number: {kv[k]!r}"
+                    return f"-{k} ({what}) is not a number: {clip_repr(kv[k])}"
             if "Nl" not in kv:
                 return "new-format line without -Nl (layer)"
             for k in ("Is", "Id"):
                 if k in kv:
                     p = kv[k].split(".")
                     if len(p) > 2:
-                        return f"-{k} {kv[k]!r} is a hierarchical address; only flat node.port addresses are supported"
+                        return f"-{k} {clip_repr(kv[k])} is a hierarchical address; only flat node.port addresses are supported"
                     if len(p) != 2 or not all(is_int(v) for v in p):
-                        return f"-{k} is not a node.port address: {kv[k]!r}"
+                        return f"-{k} is not a node.port address: {clip_repr(kv[k])}"
             if "It" in kv:
                 for k, what, bits in (("Il", "size", 32), ("Ii", "packet id", 64)):
                     if k not in kv or not is_int(kv[k], bits):
@@ -368,12 +369,12 @@ class WirelessParser(Parser):
         if len(t) < 12:
             return f"old-format wireless line with {len(t)} fields; at least 12 expected (event, time, _node_, layer, reason, uid, type, size, [MAC header])"
         if not is_num(t[1]):
-            return f"field 2 (time) is not a number: {t[1]!r}"
+            return f"field 2 (time) is not a number: {clip_repr(t[1])}"
         if not re.match(r"^_-?\d+_$", t[2]) or not is_int(t[2][1:-1]):
-            return f"field 3 is not a node id like _3_: {t[2]!r}"
+            return f"field 3 is not a node id like _3_: {clip_repr(t[2])}"
         for i, what, bits in ((5, "packet id", 64), (7, "size", 32)):
             if not is_int(t[i], bits):
-                return f"field {i + 1} ({what}) is not a number: {t[i]!r}"
+                return f"field {i + 1} ({what}) is not a number: {clip_repr(t[i])}"
         if not re.match(r"^\[\S+ \S+ \S+ \S+\]", " ".join(t[8:12])):
             return "fields 9-12 are not a MAC header [duration dst src type]"
         m = _OLD.match(s)
@@ -410,4 +411,5 @@ FORMAT = register(TraceFormat(
     tables={"wireless_events": WIRELESS_EVENTS, "wireless_movements": WIRELESS_MOVEMENTS,
             "wireless_energy": WIRELESS_ENERGY, "wireless_logs": WIRELESS_LOGS},
     is_packet_trace=True, priority=10,     # its new-format lines before nam's `-t` lines
+    time_rounding_s=1e-9, time_rounding_rel=1e-15,   # event lines print %.9f
 ))
