@@ -733,7 +733,7 @@ def verify(
     Every other command already skips a damaged run it notices (with a warning); remove
     them with tracekit rm --damaged, then re-ingest or re-run (tracekit sweep re-runs them).
 
-    Example: tracekit verify --data tracekit-data && tracekit rm --damaged --yes
+    Example: tracekit verify --data tracekit-data || tracekit rm --damaged --yes --data tracekit-data
     """
     from .verify import verify as verify_store
 
@@ -749,7 +749,7 @@ def verify(
 @app.command()
 @handles_errors
 def rm(
-    run_ids: List[str] = typer.Argument(None, help="Run ids (a unique prefix is enough), damaged or not.", metavar="RUN_ID..."),
+    run_ids: List[str] = typer.Argument(None, help="Run ids (a unique prefix is enough), damaged or not.", metavar="RUN_ID"),
     damaged: bool = typer.Option(False, "--damaged", help="Also remove every damaged run that tracekit verify reports."),
     deep: bool = typer.Option(False, "--deep", help="With --damaged: what tracekit verify --deep reports (every page read)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (needed when stdin is not a terminal)."),

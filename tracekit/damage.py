@@ -47,13 +47,15 @@ class Scan:
 def tail_problem(path: str | os.PathLike, size: int | None = None) -> str | None:
     """What is wrong with the end of a Parquet file (None if it ends as one must)."""
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY)
+        try:
             if size is None:
-                size = os.fstat(f.fileno()).st_size
+                size = os.fstat(fd).st_size
             if size < 12:
                 return f"{size} bytes, too short to be a Parquet file (cut off?)"
-            f.seek(size - 8)
-            tail = f.read(8)
+            tail = os.pread(fd, 8, size - 8)
+        finally:
+            os.close(fd)
     except OSError as e:
         return f"unreadable: {e.strerror or e}"
     if len(tail) < 8:
@@ -101,11 +103,7 @@ def check_run(run_path: str, run_id: str, deep: bool | None = None) -> tuple[Dam
         return Damage(run_id, RUN_FILE, "missing"), entries
     for e in sorted(entries, key=lambda e: (e.name != RUN_FILE, e.name)):
         if deep is None:
-            try:
-                size = e.stat().st_size
-            except OSError as err:
-                return Damage(run_id, e.name, f"unreadable: {err.strerror or err}"), entries
-            problem = tail_problem(e.path, size)
+            problem = tail_problem(e.path)
         else:
             problem = footer_problem(e.path, deep=deep)
         if problem is not None:
