@@ -642,7 +642,7 @@ def reproduce(
                 status = 1
         from .query import connect
 
-        res = rp.evaluate(connect(root), name, quick=quick, papers=papers)
+        res = rp.evaluate(connect(root), name, quick=quick, papers=papers, data_dir=root)
         rp.save_result(root, res, datetime.datetime.now().isoformat(timespec="seconds"))
         results.append(res)
         if not all_ or fmt == "table":

@@ -228,7 +228,9 @@ def judge(metric: Metric, groups: Sequence[Group], factor: str = "group", alpha:
     # a unit that is only a range ("0 to 1") reads badly after a number: left out there
     u = "" if " to " in metric.unit else f" {metric.unit}"
     valid = [g for g in groups if g.n]
-    ranked = sorted(valid, key=lambda g: -_mean(g) if metric.higher_is_better else _mean(g))
+    # means equal to 12 significant digits rank as equal (DuckDB's parallel sums differ in the
+    # last bits from one run to the next), so tied groups keep the factor's order (a stable sort)
+    ranked = sorted(valid, key=lambda g: float(f"{-_mean(g) if metric.higher_is_better else _mean(g):.12g}"))
     common: dict[str, Any] = dict(metric=metric, factor=factor, groups=groups, per=per, note=note)
     if not ranked:
         return Verdict(kind="no_data", text=f"no values of {metric.title} to compare", **common)

@@ -178,9 +178,9 @@ def _duck_type(t: pa.DataType) -> str:
     raise TypeError(f"no DuckDB type for {t}")
 
 
-def define_views(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
+def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None) -> list[str]:
     """Create raw_* and every sql/ view and macro on `con`, in dependency order; returns
-    their names in that order."""
+    their names in that order. With run_ids, the raw_* views read only those runs' files."""
     files = sql_files()
     tables = [("runs", RUNS), *TABLES.items()]
     # DuckDB binds a view when it is created (checking it, fixing its columns) and again in
@@ -197,21 +197,25 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
         except duckdb.Error as e:
             raise TracekitError(f"{f.rel}: {str(e).splitlines()[0]}") from None
     parts = store_files(store)
+    if run_ids is not None:
+        keep = {f"run_id={r}" for r in run_ids}
+        parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
     for name, schema in tables:
         if parts.get(name):
             con.execute(_raw_view_sql(name, schema, parts[name]))
     return [f.name for f in files]
 
 
-def connect(data_dir: str | os.PathLike, read_only_sql: bool = True) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with every view defined over the store at data_dir.
+def connect(data_dir: str | os.PathLike, read_only_sql: bool = True, run_ids=None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with every view defined over the store at data_dir
+    (over only the runs run_ids, when given: the views then cost what those runs cost).
     With read_only_sql, file access is then limited to the store directory."""
     store = Store(data_dir)
     con = duckdb.connect(":memory:")
     # a query reads the footer of each part once per raw_* reference in its expansion (a
     # run_metrics query has dozens); the parts never change once written, so keep them
     con.execute("SET parquet_metadata_cache = true")
-    define_views(con, store)
+    define_views(con, store, run_ids)
     if read_only_sql:
         root = str(store.root.resolve())
         con.execute(f"SET allowed_directories = ['{root.replace(chr(39), chr(39) * 2)}']")

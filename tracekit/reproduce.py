@@ -881,6 +881,11 @@ def evaluate_claim(claim: Claim, values: list[Value], quick: bool, paper: Paper)
         top, second = ranked[0], ranked[1]
         target = next(g for g in groups if _same_label(g.level, str(claim.level)))
         word = "best" if want_top else "worst"
+        tied = [g for g in ranked if math.isclose(g.mean, top.mean, rel_tol=1e-12, abs_tol=1e-12)]
+        if target in tied and len(tied) > 1:
+            return ClaimResult(claim, "not reproduced",
+                               f"no difference: {', '.join(g.level for g in tied)} have the same {word} mean "
+                               f"({means}; {_n_text(groups)}){where}")
         if top is not target:
             return ClaimResult(claim, "not reproduced",
                                f"{top.level} is the {word}, not {target.level} ({means}; {_n_text(groups)}){where}")
@@ -998,16 +1003,22 @@ def experiment_run_ids(con, experiment: str, quick: bool) -> tuple[list[str], in
 
 
 def evaluate(con, experiment: str, quick: bool = False, papers: dict[str, Paper] | None = None,
-             run_ids: Sequence[str] | None = None) -> Result:
+             run_ids: Sequence[str] | None = None, data_dir: str | Path | None = None) -> Result:
     """Every table row and claim of every paper that names `experiment`, set beside the
     experiment's runs in the store (those of its quick version with quick; or exactly
-    run_ids, when given)."""
+    run_ids, when given). With data_dir (the store of `con`), the metrics are computed on a
+    connection of their own over only those runs."""
     if experiment not in EXPERIMENTS:
         raise TracekitError(f"unknown experiment {experiment!r}; available: {', '.join(EXPERIMENTS)}")
     papers = load_papers() if papers is None else papers
     mine = papers_of(experiment, papers)
     planned_ids, n_planned = experiment_run_ids(con, experiment, quick)
     run_ids = planned_ids if run_ids is None else list(run_ids)
+    if data_dir is not None:
+        # the metric views over only these runs: the cost of the experiment, not of the store
+        from .query import connect
+
+        con = connect(data_dir, run_ids=run_ids)
     res = Result(experiment, mine, quick, len(run_ids), n_planned)
     exp = EXPERIMENTS[experiment]
     if quick and exp.quick is not None:
