@@ -267,3 +267,16 @@ def test_verify_and_rm_refuse_a_directory_that_is_not_a_store(tmp_path, tracekit
     for cmd in (("verify",), ("rm", "--damaged", "--yes")):
         p = tracekit_cli(*cmd, data=tmp_path / "nothing")
         assert p.returncode == 1 and p.stderr.startswith("tracekit: error: ") and "not a tracekit store" in p.stderr
+
+
+def test_run_parquet_overwritten_with_csv_is_skipped(store, _sweep_store, tracekit_cli):
+    """What a `COPY ... TO '<run>/run.parquet' (FORMAT csv)` leaves (issue 13): a text file
+    in place of the record; the run is skipped, the rest of the store still answers."""
+    bad = _wired(store)[1]
+    (store / "runs" / f"run_id={bad}" / "run.parquet").write_text("source,sha256\nx,y\n")
+    before = _csv(tracekit_cli("runs", "-f", "csv", data=_sweep_store).stdout)
+    for args in (("runs", "-f", "csv"), ("metrics", "-f", "csv"), (*SWEEP, "--dry-run")):
+        p = tracekit_cli(*args, data=store)
+        assert p.returncode == 0, p.stderr
+        _one_warning(p, bad, "run.parquet")
+    assert _csv(tracekit_cli("runs", "-f", "csv", data=store).stdout) == [r for r in before if r["run_id"] != bad]
