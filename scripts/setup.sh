@@ -2,7 +2,9 @@
 # Set up everything tracekit needs on a Debian or Ubuntu machine, idempotently:
 #   system packages (python3 + venv, ns-2 from the `ns2` package; for tests also gawk, mawk,
 #   zstd and chromium),
-#   a virtual environment at .venv with tracekit installed (editable) and its test tools.
+#   a virtual environment at .venv with tracekit installed (editable) with its dashboard
+#   extra (streamlit, plotly: `tracekit dashboard`, which the README and demo.sh use) and, with
+#   --test, its test tools.
 # Usage: scripts/setup.sh [--test]      (--test also installs what the test suite needs)
 # Runs apt-get as root, or through sudo when that works without a password; anything it
 # cannot install is reported and left to the caller (the demo falls back to sample_traces/).
@@ -54,8 +56,8 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
   python3 -m venv .venv || { say "python3 -m venv failed: install python3-venv"; exit 1; }
 fi
-extras=""
-[ $want_test -eq 1 ] && extras="[test]"
+extras="[dashboard]"
+[ $want_test -eq 1 ] && extras="[dashboard,test]"
 stamp=".venv/.tracekit-installed$extras"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   say "installing tracekit$extras into .venv"

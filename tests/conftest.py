@@ -19,6 +19,14 @@ NS = shutil.which("ns") or "/usr/bin/ns"
 _SCRIPT = Path(sys.executable).with_name("tracekit")
 TRACEKIT_CMD = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "tracekit"]
 
+# Piped tables are as wide as $COLUMNS when it is set (tracekit/output.py). pytest imports
+# readline, which exports COLUMNS=80 and LINES into the process environment behind
+# os.environ's back, so every `tracekit` subprocess would inherit them: tests see tables as
+# a script does, unwrapped, unless a test sets COLUMNS itself.
+for _var in ("COLUMNS", "LINES"):
+    os.environ.pop(_var, None)
+    os.unsetenv(_var)
+
 
 def _run_ns(script: str, *args: str, cwd: Path) -> None:
     if not os.access(NS, os.X_OK):

@@ -63,8 +63,11 @@ def test_where_selects_one_run_and_values_are_right(store):
 def test_run_prefix_and_csv(store):
     rid = tk(store, "sql", "SELECT run_id FROM runs WHERE labels['variant'] = 'B'", "--format", "csv").stdout.split()[1]
     lines = tk(store, "metrics", "--run", rid[:6], "--format", "csv").stdout.splitlines()
-    header, (row,) = lines[0].split(","), [dict(zip(lines[0].split(","), ln.split(","))) for ln in lines[1:]]
-    assert "throughput_kbps" in header
+    # one CSV for every table, the first column naming each row's: here one flow and its run's fairness
+    header, rows = lines[0].split(","), [dict(zip(lines[0].split(","), ln.split(","))) for ln in lines[1:]]
+    assert header[0] == "table" and "throughput_kbps" in header
+    assert [r["table"] for r in rows] == ["flow_stats", "fairness"]
+    row = rows[0]
     assert (row["name"], row["sent_pkts"], row["recv_pkts"], row["dropped_pkts"]) == ("flowB", "2", "1", "1")
     assert float(row["throughput_kbps"]) == pytest.approx(80.0)
     assert (float(row["pdr"]), float(row["drop_rate"])) == (0.5, 0.5)

@@ -1,8 +1,12 @@
 """The `tracekit` command line: each command parses its options and calls one library
-function; errors become one line on stderr and a non-zero exit."""
+function. Exit status: 0 on success; 1 with one line `tracekit: error: ...` on stderr for
+any failure, expected (TracekitError) or not (OSError, DuckDB, polars, MemoryError, a bug;
+TRACEKIT_DEBUG=1 adds the traceback); 2 for a usage error (typer's message); 130 on Ctrl-C."""
 from __future__ import annotations
 
+import enum
 import functools
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -15,13 +19,42 @@ app = typer.Typer(
     help="tracekit: ns-2 traces into Parquet, TCP metrics as SQL.\n\n"
     "Example: tracekit ingest out.tr && tracekit sql \"SELECT * FROM runs\"",
     no_args_is_help=True,
-    add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
 
+
+class RowFormat(str, enum.Enum):
+    """--format of the commands that print rows."""
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+class ReportFormat(str, enum.Enum):
+    """--format of tracekit reproduce."""
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
 DataOpt = typer.Option(None, "--data", help="Store directory [default: $TRACEKIT_DATA, else ./tracekit-data].", metavar="DIR")
-FormatOpt = typer.Option("table", "--format", "-f", help="Output format: table, csv or json.")
+FormatOpt = typer.Option(RowFormat.table, "--format", "-f", help="Output format.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        print(f"tracekit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _top(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    pass
 
 
 def _data(d: Optional[Path]) -> Path:
@@ -30,36 +63,98 @@ def _data(d: Optional[Path]) -> Path:
     return d if d is not None else default_data_dir()
 
 
+def _store(d: Optional[Path]) -> Path:
+    """The store directory of a command that reads one: it must exist (a mistyped --data is
+    an error, not an empty result). Commands that write (ingest, run, sweep, reproduce)
+    create it instead."""
+    from .store import STORE_FILE
+
+    root = _data(d)
+    if (root / STORE_FILE).is_file():
+        return root
+    given = "" if d is not None else (" (the default: $TRACEKIT_DATA)" if os.environ.get("TRACEKIT_DATA") else " (the default store)")
+    hint = "check --data (tracekit ingest, run and sweep create a store)"
+    if not root.exists() and not root.is_symlink():
+        raise TracekitError(f"{root}{given}: no such directory, so not a tracekit store; {hint}")
+    if not root.is_dir():
+        raise TracekitError(f"{root}{given}: not a directory, so not a tracekit store; {hint}")
+    raise TracekitError(f"{root}{given}: not a tracekit store (no {STORE_FILE}); {hint}")
+
+
+MAX_ERROR_LINE = 1000    # characters of one line of an error message; the rest is cut
+
+
+def cut(msg: str) -> str:
+    """A message for stderr with each line cut to MAX_ERROR_LINE characters (a quoted 10 MB
+    field stays a line)."""
+    return "\n".join(ln if len(ln) <= MAX_ERROR_LINE else f"{ln[:MAX_ERROR_LINE]}... ({len(ln) - MAX_ERROR_LINE} more characters)"
+                     for ln in (msg.splitlines() or [""]))
+
+
 def fail(msg: str, code: int = 1) -> "typer.Exit":
-    print(f"tracekit: error: {msg}", file=sys.stderr)
+    print(f"tracekit: error: {cut(msg)}", file=sys.stderr)
     return typer.Exit(code)
 
 
+def describe(e: BaseException) -> str:
+    """One line for an exception the library did not turn into a TracekitError."""
+    if isinstance(e, MemoryError):
+        return "out of memory" + (f": {_first_line(e)}" if str(e) else "")
+    if isinstance(e, OSError) and e.strerror:
+        what = e.strerror[:1].lower() + e.strerror[1:]
+        names = [str(n) for n in (e.filename, e.filename2) if n is not None]
+        return f"{' -> '.join(names)}: {what}" if names else what
+    duckdb, polars = sys.modules.get("duckdb"), sys.modules.get("polars")   # not imported: not raised
+    if duckdb is not None and isinstance(e, duckdb.Error):
+        # a query of tracekit's own failing as it reads the store: most likely a part whose
+        # data pages are damaged behind a whole footer (connect checks only each file's end)
+        return f"DuckDB: {_first_line(e)} (if the store is damaged, tracekit verify --deep names the run)"
+    if polars is not None and isinstance(e, polars.exceptions.PolarsError):
+        return f"polars: {type(e).__name__}: {_first_line(e)}"
+    return f"unexpected {type(e).__name__}: {_first_line(e)} (TRACEKIT_DEBUG=1 shows the traceback)"
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _debug() -> None:
+    if os.environ.get("TRACEKIT_DEBUG", "") not in ("", "0"):
+        import traceback
+
+        traceback.print_exc()
+
+
 def handles_errors(fn):
+    """Every command's boundary: what escapes it becomes one stderr line and an exit code."""
     @functools.wraps(fn)
     def wrapper(*a, **kw):
         try:
-            return fn(*a, **kw)
+            result = fn(*a, **kw)
+            sys.stdout.flush()          # a closed pipe shows here, not at interpreter exit
+            return result
+        except (typer.Exit, typer.Abort, typer.exceptions.TyperException):
+            raise                       # an exit code chosen, a usage error: typer reports them
+        except BrokenPipeError:
+            # the reader went away (`tracekit sql ... | head`): not an error, no message;
+            # stdout goes to /dev/null so that the interpreter's last flush is quiet too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(141) from None
         except TracekitError as e:
+            _debug()
             raise fail(str(e)) from None
         except KeyboardInterrupt:
+            _debug()
             raise fail("interrupted", 130) from None
-        except Exception as e:
-            # a query of tracekit's own failing while it reads the store: most likely a part
-            # whose data pages are damaged behind a whole footer (connect checks only the ends)
-            if type(e).__module__.split(".")[0] not in ("duckdb", "_duckdb"):
-                raise
-            first = (str(e).splitlines() or [type(e).__name__])[0]
-            raise fail(f"query failed: {first[:200]} (if the store is damaged, tracekit verify --deep names the run)") from None
+        except Exception as e:          # OSError, duckdb.Error, polars errors, MemoryError, a bug
+            _debug()
+            duckdb = sys.modules.get("duckdb")
+            if duckdb is not None and isinstance(e, duckdb.InterruptException):   # Ctrl-C inside a query
+                raise fail("interrupted", 130) from None
+            raise fail(describe(e)) from None
+    wrapper.handles_errors = True       # type: ignore[attr-defined]  # tests check every command has it
     return wrapper
-
-
-def _check_format(fmt: str) -> str:
-    from .output import FORMATS
-
-    if fmt not in FORMATS:
-        raise TracekitError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    return fmt
 
 
 def _pairs(items: List[str], what: str) -> dict[str, str]:
@@ -110,14 +205,14 @@ def ingest(
             elif r.status == "skipped":
                 skipped.append(r)
             else:
-                bar.print(f"tracekit: error: {r.message}")
+                bar.print(f"tracekit: error: {cut(r.message)}")
             for w in r.warnings:
-                bar.print(f"tracekit: warning: {w}")
+                bar.print(f"tracekit: warning: {cut(w)}")
 
         results = ingest_paths(_data(data), paths, labels, flows, skip_bad_lines, progress=bar.update, on_result=report)
     if skipped:
-        print(f"tracekit: skipped {len(skipped)} file(s) that are not traces tracekit can ingest "
-              f"(first: {skipped[0].message})", file=sys.stderr)
+        print(cut(f"tracekit: skipped {len(skipped)} file(s) that are not traces tracekit can ingest "
+                  f"(first: {skipped[0].message})"), file=sys.stderr)
     failed = [r for r in results if r.status == "failed"]
     if failed:
         raise typer.Exit(1)
@@ -176,7 +271,7 @@ class _Progress(_StderrProgress):
 
 @app.command()
 @handles_errors
-def runs(data: Optional[Path] = DataOpt, fmt: str = FormatOpt) -> None:
+def runs(data: Optional[Path] = DataOpt, fmt: RowFormat = FormatOpt) -> None:
     """List the ingested runs with their labels.
 
     Example: tracekit runs --format csv
@@ -184,10 +279,10 @@ def runs(data: Optional[Path] = DataOpt, fmt: str = FormatOpt) -> None:
     from .query import connect, run_query
     from .output import print_rows
 
-    _check_format(fmt)
-    con = connect(_data(data))
+    root = _store(data)
+    con = connect(root)
     rel = run_query(con, "SELECT run_id, trace_kind, n_events, t_start, t_end, scenario, seed, labels, source FROM runs ORDER BY ingested_at, run_id")
-    print_rows(rel.columns, rel.fetchall(), fmt, title=f"runs in {_data(data)}")
+    print_rows(rel.columns, rel.fetchall(), fmt.value, title=f"runs in {root}")
 
 
 @app.command()
@@ -195,7 +290,7 @@ def runs(data: Optional[Path] = DataOpt, fmt: str = FormatOpt) -> None:
 def sql(
     query: str = typer.Argument(..., help="One SQL query (SELECT / WITH / EXPLAIN) over the views.", metavar="QUERY"),
     data: Optional[Path] = DataOpt,
-    fmt: str = FormatOpt,
+    fmt: RowFormat = FormatOpt,
 ) -> None:
     """Run a read-only SQL query with every tracekit view defined (runs, events, tcp_vars,
     queue_samples, annotations, red_vars, flow_labels and the metric views).
@@ -205,14 +300,13 @@ def sql(
     from .query import connect, run_query
     from .output import print_rows
 
-    _check_format(fmt)
-    con = connect(_data(data))
+    con = connect(_store(data))
     rel = run_query(con, query)
     try:
         rows = rel.fetchall()
     except Exception as e:  # duckdb errors raised while fetching
         raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
-    print_rows(rel.columns, rows, fmt)
+    print_rows(rel.columns, rows, fmt.value)
 
 
 # flow_stats columns the table format shows besides the catalogued flow metrics (which flow it is)
@@ -224,7 +318,7 @@ FLOW_KEY_COLUMNS = ("run_id", "fid", "name", "ptype", "src_node", "dst_node", "s
 def metrics(
     run_id: List[str] = typer.Option([], "--run", "-r", help="Only this run (repeatable; a unique prefix is enough).", metavar="ID"),
     where: List[str] = typer.Option([], "--where", "-w", help="Only runs whose label (or scenario, seed, trace_kind) KEY equals VALUE; repeatable, all must hold.", metavar="K=V"),
-    fmt: str = FormatOpt,
+    fmt: RowFormat = FormatOpt,
     all_columns: bool = typer.Option(False, "--all-columns", help="Every flow_stats column in the table format (csv and json always have all)."),
     by: Optional[str] = typer.Option(None, "--by", help="Also compare the selected runs grouped by this label (as tracekit compare does): verdicts on throughput, delay and Jain's index (table format).", metavar="LABEL"),
     data: Optional[Path] = DataOpt,
@@ -239,12 +333,12 @@ def metrics(
     if by and fmt != "table":
         raise TracekitError("--by prints verdicts in the table format only; use tracekit compare --format csv/json")
     from .query import connect
-    from .output import print_rows
+    from .output import print_rows, print_tables
     from .parsers import PACKET_KINDS_SQL
 
-    _check_format(fmt)
-    con = connect(_data(data))
-    conds, params = [], []
+    con = connect(_store(data))
+    conds: list[str] = []
+    params: list[str] = []
     for rid in run_id:
         conds.append("r.run_id LIKE ? || '%'")
         params.append(rid)
@@ -254,7 +348,8 @@ def metrics(
         elif k == "seed":
             conds.append("CAST(r.seed AS VARCHAR) = ?")
         else:
-            conds.append(f"map_extract_value(r.labels, '{k.replace(chr(39), chr(39) * 2)}') = ?")
+            conds.append("map_extract_value(r.labels, ?) = ?")     # the key is bound, never quoted in
+            params.append(k)
         params.append(v)
     cond = " AND ".join(conds) or "TRUE"
     selected = f"SELECT run_id FROM runs r WHERE trace_kind IN ({PACKET_KINDS_SQL}) AND {cond}"
@@ -270,16 +365,8 @@ def metrics(
     wl = con.execute(f"SELECT * FROM wireless_run_stats WHERE run_id IN ({selected}) ORDER BY run_id", params)
     wcols = [d[0] for d in wl.description]
     wrows = wl.fetchall()
-    if fmt == "json":
-        import json
-        from .output import _plain
-
-        print(json.dumps({"flow_stats": [{c: _plain(v) for c, v in zip(cols, r)} for r in rows],
-                          "fairness": [{c: _plain(v) for c, v in zip(fcols, r)} for r in frows],
-                          "wireless_run_stats": [{c: _plain(v) for c, v in zip(wcols, r)} for r in wrows]}, indent=1))
-        return
-    if fmt == "csv":
-        print_rows(cols, rows, "csv")
+    if fmt != "table":   # every table: JSON one key per table, CSV a first column `table`
+        print_tables([("flow_stats", cols, rows), ("fairness", fcols, frows), ("wireless_run_stats", wcols, wrows)], fmt.value)
         return
     if not all_columns:
         from .catalogue import metrics as catalogue
@@ -287,10 +374,10 @@ def metrics(
         shown = FLOW_KEY_COLUMNS + tuple(m.source_column for m in catalogue("flow").values() if m.source_view == "flow_stats")
         idx = [cols.index(c) for c in shown if c in cols]
         cols, rows = [cols[i] for i in idx], [tuple(r[i] for i in idx) for r in rows]
-    print_rows(cols, rows, fmt, title=f"flow_stats ({n} run{'s' if n != 1 else ''})")
-    print_rows(fcols, frows, fmt, title="fairness (Jain's index over the TCP flows of each run)")
+    print_rows(cols, rows, "table", title=f"flow_stats ({n} run{'s' if n != 1 else ''})")
+    print_rows(fcols, frows, "table", title="fairness (Jain's index over the TCP flows of each run)")
     if wrows:
-        print_rows(wcols, wrows, fmt, title="wireless_run_stats (all flows of each wireless run; nrl = routing packets per delivered data packet)")
+        print_rows(wcols, wrows, "table", title="wireless_run_stats (all flows of each wireless run; nrl = routing packets per delivered data packet)")
     if by:
         _print_comparisons(con, f"SELECT DISTINCT c.scenario FROM run_configs c WHERE run_id IN ({selected}) "
                                 "AND c.scenario IS NOT NULL ORDER BY 1",
@@ -323,7 +410,7 @@ def compare(
     metric: List[str] = typer.Option([], "--metric", "-m", help="A catalogued metric (repeatable) [default: throughput_kbps]; see tracekit sql \"SELECT * FROM metric_catalogue\".", metavar="METRIC"),
     per: List[str] = typer.Option([], "--per", "-p", help="One verdict per value of this label (repeatable), e.g. --per cbr_rate_mbps.", metavar="LABEL"),
     where: List[str] = typer.Option([], "--where", "-w", help="Only runs with LABEL=VALUE (or seed=, run_id=), only flows with name=, ptype=, fid=; KEY!=VALUE excludes; VALUE may be a,b,c. Repeatable, all must hold. Default flows: the TCP ones.", metavar="K=V"),
-    fmt: str = FormatOpt,
+    fmt: RowFormat = FormatOpt,
     data: Optional[Path] = DataOpt,
 ) -> None:
     """Compare groups of runs on a metric with an honest verdict: per group the number of
@@ -339,19 +426,18 @@ def compare(
     from .compare import Filter, compare as run_compare
     from .query import connect
 
-    _check_format(fmt)
     if experiment:
         if scenario or by or metric or per or where:
             raise TracekitError("--experiment takes no scenario, --by, --metric, --per or --where (the experiment declares them)")
         from .experiments.sweep import experiment_comparison
 
-        _print_comparison(experiment_comparison(connect(_data(data)), experiment), fmt)
+        _print_comparison(experiment_comparison(connect(_store(data)), experiment), fmt.value)
         return
     if not scenario or not by:
         raise TracekitError("name a scenario and --by LABEL, or an --experiment")
     filters = [Filter.parse(w) for w in where]
-    con = connect(_data(data))
-    _print_comparison(run_compare(con, scenario, by, metric or ["throughput_kbps"], per=per, where=filters), fmt)
+    con = connect(_store(data))
+    _print_comparison(run_compare(con, scenario, by, metric or ["throughput_kbps"], per=per, where=filters), fmt.value)
 
 
 def _print_comparison(c, fmt: str) -> None:
@@ -403,16 +489,15 @@ def _print_comparison(c, fmt: str) -> None:
 
 @app.command()
 @handles_errors
-def scenarios(fmt: str = FormatOpt) -> None:
+def scenarios(fmt: RowFormat = FormatOpt) -> None:
     """List the bundled ns-2 scenarios, their parameters (type, default, allowed values), the
     paper experiment each reproduces, and the named experiments (declared sweeps).
 
     Example: tracekit scenarios --format json
     """
     from .experiments import EXPERIMENTS, SCENARIOS
-    from .output import print_rows
+    from .output import print_rows, print_tables
 
-    _check_format(fmt)
     if fmt == "json":
         import json
 
@@ -433,16 +518,20 @@ def scenarios(fmt: str = FormatOpt) -> None:
         }
         print(json.dumps(out, indent=1, default=str))
         return
-    rows = [(s.id, s.paper, s.experiment, s.title) for s in SCENARIOS.values()]
-    print_rows(["scenario", "paper", "experiment", "title"], rows, fmt, title="scenarios")
+    scols, rows = ["scenario", "paper", "experiment", "title"], [(s.id, s.paper, s.experiment, s.title) for s in SCENARIOS.values()]
+    pcols = ["scenario", "parameter", "type", "default", "allowed", "meaning"]
     prow = [(s.id, p.name, p.type, p.default, p.allowed(), p.help) for s in SCENARIOS.values() for p in s.params]
-    print_rows(["scenario", "parameter", "type", "default", "allowed", "meaning"], prow, fmt, title="parameters")
+    ecols = ["experiment", "scenario", "grid", "seeds", "runs", "what"]
     erow = [(e.name, e.scenario, "; ".join(f"{k}: {len(v)} values" if len(v) > 6 else f"{k}={','.join(map(str, v))}"
                                             for k, v in e.grid.items()),
              f"{e.seeds[0]}-{e.seeds[-1]}" if len(e.seeds) > 1 else str(e.seeds[0]), e.n_runs(), e.description)
             for e in EXPERIMENTS.values()]
-    print_rows(["experiment", "scenario", "grid", "seeds", "runs", "what"], erow, fmt,
-               title="experiments (tracekit sweep --experiment NAME)")
+    if fmt == "csv":   # the three tables in one CSV, a first column `table` naming each row's
+        print_tables([("scenarios", scols, rows), ("parameters", pcols, prow), ("experiments", ecols, erow)], "csv")
+        return
+    print_rows(scols, rows, "table", title="scenarios")
+    print_rows(pcols, prow, "table", title="parameters")
+    print_rows(ecols, erow, "table", title="experiments (tracekit sweep --experiment NAME)")
 
 
 SetOpt = typer.Option([], "--set", "-s", help="Scenario parameter KEY=VALUE (repeatable); see tracekit scenarios.", metavar="K=V")
@@ -513,9 +602,13 @@ def sweep(
             raise TracekitError("name a scenario (tracekit scenarios lists them) or an --experiment")
         specs = plan_sweep(scenario, [parse_grid(g) for g in grid], parse_seeds(seeds or "1"), _pairs(set_, "--set"))
     if dry_run:
-        done = done_sim_ids(_data(data)) if (_data(data) / "tracekit-store.json").exists() else set()
+        from .store import STORE_FILE
+
+        exists = (_data(data) / STORE_FILE).is_file()
+        done = done_sim_ids(_data(data)) if exists else set()
         todo = [s for s in specs if s.sim_id not in done]
-        print(f"{len(specs)} simulations, {len(specs) - len(todo)} already in the store, {len(todo)} to run")
+        print(f"{len(specs)} simulations, {len(specs) - len(todo)} already in the store, {len(todo)} to run"
+              + ("" if exists else f" (no store at {_data(data)} yet: the sweep creates it)"))
         for s in todo[:20]:
             print("  " + s.describe())
         if len(todo) > 20:
@@ -552,7 +645,7 @@ def _run_with_progress(specs, data_dir: Path, jobs: int, keep_traces: bool, ns: 
             bar.advance(r)
             if r.status == "failed":
                 failed.append(r)
-                bar.print(f"tracekit: failed: {r.spec.describe()}\n  " + r.error.replace("\n", "\n  "))
+                bar.print(cut(f"tracekit: failed: {r.spec.describe()}\n  " + r.error.replace("\n", "\n  ")))
             else:
                 counts["done"] += 1
 
@@ -570,7 +663,7 @@ def reproduce(
     all_: bool = typer.Option(False, "--all", help="Every experiment, one after the other."),
     list_: bool = typer.Option(False, "--list", help="List the experiments, their papers and the last result in the store."),
     run: bool = typer.Option(True, "--run/--no-run", help="Run the simulations missing from the store first (default), or only evaluate what is there."),
-    fmt: str = typer.Option("table", "--format", "-f", help="table, json or markdown (with --all: the summary table)."),
+    fmt: ReportFormat = typer.Option(ReportFormat.table, "--format", "-f", help="Output format (with --all: the summary table; table shows each experiment first)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Simulations at once [default: all cores]."),
     keep_traces: bool = KeepOpt,
     ns: str = NsOpt,
@@ -595,16 +688,18 @@ def reproduce(
     from .experiments.sweep import plan_experiment
     from .output import _plain
 
-    if fmt not in ("table", "json", "markdown"):
-        raise TracekitError(f"--format must be table, json or markdown, not {fmt!r}")
     try:
         papers = rp.load_papers(papers_dir) if papers_dir else rp.load_papers()
     except rp.PaperFileError as e:
         raise TracekitError(f"paper file {e}") from None
-    root = _data(data)
+    root = _data(data) if run or list_ else _store(data)    # --no-run only reads the store
     if list_:
         if experiment or all_:
             raise TracekitError("--list takes no experiment and no --all")
+        from .store import STORE_FILE
+
+        if not (root / STORE_FILE).is_file():
+            print(f"tracekit: warning: {root} is not a tracekit store (yet): no results to show", file=sys.stderr)
         rows = []
         for name, exp in EXPERIMENTS.items():
             mine = rp.papers_of(name, papers)
@@ -701,24 +796,23 @@ def dashboard(
     papers_dir: Optional[Path] = typer.Option(None, "--papers", help="The Papers page reads the paper files from DIR instead of the bundled ones (as tracekit reproduce --papers).", metavar="DIR"),
     data: Optional[Path] = DataOpt,
 ) -> None:
-    """Start the Streamlit comparison dashboard on 127.0.0.1 over the same store.
+    """Start the Streamlit comparison dashboard on 127.0.0.1 over the same store (which must
+    exist). Needs the dashboard extra: pip install 'tracekit[dashboard]'.
 
     Example: tracekit dashboard --port 8501 --data tracekit-data
     """
-    from .dashboard import launch
+    from .dashboard import check_installed, launch
 
-    code = launch(_data(data).resolve(), port, open_browser, papers_dir)
+    check_installed()
+    code = launch(_store(data).resolve(), port, open_browser, papers_dir)
     if code:
         raise typer.Exit(code)
 
 
 def _existing_store(data: Optional[Path]):
-    from .store import STORE_FILE, Store
+    from .store import Store
 
-    store = Store(_data(data))
-    if not store.exists:
-        raise TracekitError(f"{store.root}: not a tracekit store (no {STORE_FILE}); check --data")
-    return store
+    return Store(_store(data))
 
 
 @app.command()
@@ -784,7 +878,7 @@ def rm(
 
 
 def main() -> None:
-    app()
+    app(prog_name="tracekit")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,26 @@ from pathlib import Path
 from .errors import TracekitError
 
 
+DASHBOARD_MODULES = ("streamlit", "plotly", "pandas")    # the [dashboard] extra (pyproject.toml)
+
+
+def check_installed() -> None:
+    """The dashboard's packages are an extra: without them, one line saying how to add them."""
+    import importlib.util
+
+    missing = []
+    for name in DASHBOARD_MODULES:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):     # ValueError: a module set to None in sys.modules
+            found = False
+        if not found:
+            missing.append(name)
+    if missing:
+        raise TracekitError(f"the dashboard needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not installed: "
+                            "pip install 'tracekit[dashboard]' (in a source checkout: .venv/bin/pip install -e '.[dashboard]')")
+
+
 def app_path() -> Path:
     """dashboards/app.py: inside the installed package first, else in the source checkout."""
     here = Path(__file__).resolve().parent
@@ -57,7 +77,9 @@ def command(data_dir: str | os.PathLike, port: int, open_browser: bool = False,
 def launch(data_dir: Path, port: int | None = None, open_browser: bool = False,
            papers_dir: Path | None = None) -> int:
     """Serve the dashboard until interrupted; returns Streamlit's exit code (0 on Ctrl-C).
-    A missing or empty store is not an error: the app shows how to fill it."""
+    A missing or empty store is not an error here: the app shows how to fill it (the
+    `tracekit dashboard` command refuses a --data that is not a store before it gets here)."""
+    check_installed()
     port = port or free_port()
     cmd = command(data_dir, port, open_browser, papers_dir)
     print(f"tracekit dashboard: http://127.0.0.1:{port}  (store: {Path(data_dir).resolve()}; Ctrl-C stops it)",

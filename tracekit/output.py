@@ -1,9 +1,16 @@
-"""Printing query results as a table, CSV or JSON (shared by every command that prints rows)."""
+"""Printing query results as a table, CSV or JSON (shared by every command that prints rows).
+
+Tables go to a terminal at its width. Piped (stdout not a terminal) they are as wide as
+`$COLUMNS` when that is set to a number, and otherwise never wrapped, so that a script
+reading them sees one line per row. Several tables in one CSV or JSON output:
+`print_tables`.
+"""
 from __future__ import annotations
 
 import csv
 import json
 import math
+import os
 import sys
 from datetime import date, datetime
 from typing import Any, Sequence
@@ -38,6 +45,44 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+def piped_width() -> int | None:
+    """The table width for output that is not a terminal: $COLUMNS when it is a positive
+    number, else None (no wrapping)."""
+    cols = os.environ.get("COLUMNS", "").strip()
+    return int(cols) if cols.isdigit() and int(cols) > 0 else None
+
+
+def print_tables(tables: Sequence[tuple[str, Sequence[str], Sequence[Sequence[Any]]]], fmt: str, out=None) -> None:
+    """Several named tables as one CSV or one JSON document, none left out.
+
+    CSV: one header, a first column `table` naming each row's table, then the union of the
+    tables' columns in order of first appearance; a cell of a column its table lacks is
+    empty. JSON: one object, {table name: [row objects]}.
+    """
+    out = out or sys.stdout
+    if fmt == "json":
+        json.dump({name: [{c: _plain(v) for c, v in zip(cols, r)} for r in rows] for name, cols, rows in tables}, out, indent=1)
+        out.write("\n")
+        return
+    if fmt != "csv":
+        raise ValueError(f"print_tables writes csv or json, not {fmt!r}")
+    union: list[str] = []
+    for _, cols, _ in tables:
+        union += [c for c in cols if c not in union]
+    if "table" in union:
+        raise ValueError("a table has a column named 'table', which print_tables uses for the table's name")
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["table", *union])
+    for name, cols, rows in tables:
+        pos = {c: i for i, c in enumerate(cols)}
+        for r in rows:
+            w.writerow([name, *(_csv_cell(r[pos[c]]) if c in pos else "" for c in union)])
+
+
+def _csv_cell(v: Any) -> Any:
+    return "" if v is None else json.dumps(_plain(v)) if isinstance(v, (dict, list)) else v
+
+
 def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title: str | None = None, out=None) -> None:
     out = out or sys.stdout
     if fmt == "json":
@@ -47,7 +92,7 @@ def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, 
         w = csv.writer(out, lineterminator="\n")
         w.writerow(columns)
         for r in rows:
-            w.writerow(["" if v is None else json.dumps(_plain(v)) if isinstance(v, (dict, list)) else v for v in r])
+            w.writerow([_csv_cell(v) for v in r])
     else:
         from rich.console import Console
         from rich.table import Table
@@ -58,8 +103,8 @@ def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, 
         for r in rows[:TABLE_MAX_ROWS]:
             table.add_row(*[_cell(v) for v in r])
         probe = Console(file=out)
-        # in a terminal rich fits the table to the window; piped output is never wrapped
-        console = probe if probe.is_terminal else Console(file=out, width=10_000)
+        # in a terminal rich fits the table to the window; piped output to $COLUMNS, else not wrapped
+        console = probe if probe.is_terminal else Console(file=out, width=piped_width() or 10_000)
         console.print(table)
         if len(rows) > TABLE_MAX_ROWS:
             console.print(f"... {len(rows) - TABLE_MAX_ROWS} more rows (use --format csv or json for all)")
