@@ -106,7 +106,9 @@ def describe(e: BaseException) -> str:
         return f"{' -> '.join(names)}: {what}" if names else what
     duckdb, polars = sys.modules.get("duckdb"), sys.modules.get("polars")   # not imported: not raised
     if duckdb is not None and isinstance(e, duckdb.Error):
-        return f"DuckDB: {_first_line(e)}"
+        # a query of tracekit's own failing as it reads the store: most likely a part whose
+        # data pages are damaged behind a whole footer (connect checks only each file's end)
+        return f"DuckDB: {_first_line(e)} (if the store is damaged, tracekit verify --deep names the run)"
     if polars is not None and isinstance(e, polars.exceptions.PolarsError):
         return f"polars: {type(e).__name__}: {_first_line(e)}"
     return f"unexpected {type(e).__name__}: {_first_line(e)} (TRACEKIT_DEBUG=1 shows the traceback)"
@@ -811,6 +813,74 @@ def dashboard(
 
 def _on_sigterm(signum, frame):
     raise Terminated()
+
+
+def _existing_store(data: Optional[Path]):
+    from .store import Store
+
+    return Store(_store(data))
+
+
+@app.command()
+@handles_errors
+def verify(
+    deep: bool = typer.Option(False, "--deep", help="Also read every data page (slow: reads the whole store), not only every footer."),
+    data: Optional[Path] = DataOpt,
+) -> None:
+    """Check every run of the store: its run.parquet present, every Parquet file whole (each
+    footer read in full). Prints one line per damaged run; exit status 1 if there is any.
+
+    Every other command already skips a damaged run it notices (with a warning); remove
+    them with tracekit rm --damaged, then re-ingest or re-run (tracekit sweep re-runs them).
+
+    Example: tracekit verify --data tracekit-data || tracekit rm --damaged --yes --data tracekit-data
+    """
+    from .verify import verify as verify_store
+
+    n_runs, damaged = verify_store(_existing_store(data), deep=deep)
+    for d in damaged:
+        print(d.describe())
+    print(f"{n_runs} run(s) checked{' (every page read)' if deep else ''}, {len(damaged)} damaged"
+          + (": tracekit rm --damaged removes them" if damaged else ""))
+    if damaged:
+        raise typer.Exit(1)
+
+
+@app.command()
+@handles_errors
+def rm(
+    run_ids: List[str] = typer.Argument(None, help="Run ids (a unique prefix is enough), damaged or not.", metavar="RUN_ID"),
+    damaged: bool = typer.Option(False, "--damaged", help="Also remove every damaged run that tracekit verify reports."),
+    deep: bool = typer.Option(False, "--deep", help="With --damaged: what tracekit verify --deep reports (every page read)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (needed when stdin is not a terminal)."),
+    data: Optional[Path] = DataOpt,
+) -> None:
+    """Remove runs from the store, each atomically (one rename takes it out of the store,
+    then it is deleted). Prints one line per run removed.
+
+    Examples: tracekit rm 3f2a9c01b7 --yes;  tracekit rm --damaged --yes
+    """
+    from .verify import remove_runs, resolve_runs, verify as verify_store
+
+    store = _existing_store(data)
+    ids = resolve_runs(store, run_ids or [])
+    why = {}
+    if damaged:
+        for d in verify_store(store, deep=deep)[1]:
+            why[d.run_id] = f" (damaged: {d.file}: {d.reason})"
+            if d.run_id not in ids:
+                ids.append(d.run_id)
+    if not ids:
+        if damaged and not run_ids:
+            print("no damaged runs")
+            return
+        raise TracekitError("name the runs to remove (RUN_ID...) or pass --damaged")
+    if not yes:
+        if not sys.stdin.isatty():
+            raise TracekitError(f"would remove {len(ids)} run(s); pass --yes to remove without asking")
+        if not typer.confirm(f"remove {len(ids)} run(s) from {store.root}?", default=False):
+            raise fail("nothing removed")
+    remove_runs(store, ids, on_removed=lambda r: print(f"removed run {r}{why.get(r, '')}"))
 
 
 def main() -> None:

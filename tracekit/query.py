@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -113,24 +114,27 @@ def sql_files() -> list[SqlFile]:
 
 
 def store_files(store: Store) -> dict[str, list[str]]:
-    """Every Parquet file of the store, by table ('runs' for the run records), sorted: one
-    walk of runs/ per connection, so the views name their files instead of globbing them."""
-    files: dict[str, list[str]] = {}
-    if not store.runs_dir.is_dir():
-        return files
-    with os.scandir(store.runs_dir) as runs:
-        for run in runs:
-            if not run.name.startswith("run_id=") or not run.is_dir():
-                continue
-            with os.scandir(run.path) as entries:
-                for e in entries:
-                    if e.name == "run.parquet":
-                        files.setdefault("runs", []).append(e.path)
-                    elif e.name.endswith(".parquet") and "-" in e.name:
-                        files.setdefault(e.name.rsplit("-", 1)[0], []).append(e.path)
-    for paths in files.values():
-        paths.sort()
-    return files
+    """Every Parquet file of the store's whole runs, by table ('runs' for the run records),
+    sorted: one walk of runs/ per connection, so the views name their files instead of
+    globbing them. A damaged run (tracekit.damage: run.parquet missing, a file cut off) is
+    left out whole, with a one-line warning on stderr naming it."""
+    scan = store.scan()
+    warn_damaged(scan.damaged)
+    return scan.files
+
+
+_warned: set[tuple[str, str]] = set()
+
+
+def warn_damaged(damaged) -> None:
+    """One line on stderr per damaged run, once per process (a dashboard reconnects often)."""
+    for d in damaged:
+        key = (str(d.run_id), d.file)
+        if key in _warned:
+            continue
+        _warned.add(key)
+        print(f"tracekit: warning: {d.describe()}; skipped — tracekit verify / tracekit rm --damaged",
+              file=sys.stderr)
 
 
 def _quote(s: str) -> str:

@@ -29,6 +29,7 @@ import uuid
 from pathlib import Path
 from typing import Iterator
 
+from .damage import Scan, check_run, scan_runs
 from .errors import StoreWriteError, TracekitError, clip, clip_repr
 from .schema import SCHEMA_VERSION
 
@@ -117,9 +118,26 @@ class Store:
         return self.runs_dir / f"run_id={run_id}"
 
     def run_ids(self) -> list[str]:
-        if not self.runs_dir.exists():
-            return []
-        return sorted(p.name.split("=", 1)[1] for p in self.runs_dir.glob("run_id=*") if (p / "run.parquet").exists())
+        """The whole runs: what the views read (a damaged run is not a run; see tracekit.damage)."""
+        return self.scan().run_ids
+
+    def scan(self, deep: bool | None = None) -> Scan:
+        """One walk of runs/: the whole runs' files by table, and the damaged runs (deep=None:
+        the cheap check of each file's end; False: every footer parsed; True: every page read)."""
+        return scan_runs(self.runs_dir, deep)
+
+    def has_whole_run(self, run_id: str) -> bool:
+        d = self.run_dir(run_id)
+        return d.is_dir() and check_run(str(d), run_id)[0] is None
+
+    def remove_run(self, run_id: str) -> None:
+        """Remove a run directory atomically: one rename moves it out of runs/ (into a staging
+        directory, which a crash leaves to the stale-staging cleanup), then it is deleted."""
+        trash = self.new_staging(tag="rm")
+        try:
+            os.rename(self.run_dir(run_id), trash / f"run_id={run_id}")
+        finally:
+            self.discard(trash)
 
     def new_staging(self, tag: str = "") -> Path:
         """A fresh directory under .staging/, with its lock held until `commit` or `discard`.
@@ -147,6 +165,11 @@ class Store:
         """Move a complete run into place. False if that run is already present."""
         target = self.run_dir(run_id)
         try:
+            if target.exists() and not self.has_whole_run(run_id):
+                try:   # a damaged run of this content: replaced (what the views skip is not "in the store")
+                    self.remove_run(run_id)
+                except FileNotFoundError:   # another process removed or replaced it meanwhile
+                    pass
             if target.exists():
                 return False
             try:

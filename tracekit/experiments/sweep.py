@@ -154,14 +154,19 @@ def plan_experiment(name: str, seeds: list[int] | None = None, quick: bool = Fal
 def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
     """sim_ids whose packet trace (wired, or wireless for manet) is in the store."""
     store = Store(data_dir)
-    if not store.exists or not store.run_ids():
+    if not store.exists:
+        return set()
+    from ..query import warn_damaged
+
+    scan = store.scan()          # a damaged run is not done: the sweep runs its simulation again
+    warn_damaged(scan.damaged)
+    if not scan.files.get("runs"):
         return set()
     import duckdb
 
-    pattern = str(store.runs_dir / "run_id=*" / "run.parquet").replace("'", "''")
     rows = duckdb.execute(
-        f"SELECT DISTINCT l.value FROM (SELECT unnest(labels) AS l, trace_kind FROM read_parquet('{pattern}', union_by_name=true)) "
-        f"WHERE l.key = 'sim_id' AND trace_kind IN ({PACKET_KINDS_SQL})"
+        "SELECT DISTINCT l.value FROM (SELECT unnest(labels) AS l, trace_kind FROM read_parquet(?, union_by_name=true)) "
+        f"WHERE l.key = 'sim_id' AND trace_kind IN ({PACKET_KINDS_SQL})", [scan.files["runs"]]
     ).fetchall()
     return {r[0] for r in rows}
 

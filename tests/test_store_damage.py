@@ -1,0 +1,282 @@
+"""A store that degrades per run (issue 13, "store damage"): a real store made by a small
+ns-2 sweep, then damaged as a disk, a crash or a careless hand would (a file cut short,
+deleted, overwritten), and every command must go on over the other runs with one warning
+line naming the damaged one; `tracekit verify` reports it and `tracekit rm` removes it.
+
+Expected results come from the same store before the damage (the other runs' rows must be
+exactly what they were) and from pyarrow reading the part files directly."""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from tracekit.damage import tail_problem
+from tracekit.store import Store
+
+WARN = "tracekit: warning: run {} is damaged ({}: "
+SWEEP = ("sweep", "varying-parameters", "--grid", "variant=Reno,Sack1", "--seeds", "1-2")
+
+
+@pytest.fixture(scope="module")
+def _sweep_store(tmp_path_factory, tracekit_cli) -> Path:
+    if not shutil.which("ns") and not Path("/usr/bin/ns").exists():
+        pytest.skip("ns-2 is not installed")
+    d = tmp_path_factory.mktemp("damage") / "store"
+    p = tracekit_cli(*SWEEP, "-j", "1", data=d, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return d
+
+
+@pytest.fixture
+def store(_sweep_store, tmp_path) -> Path:
+    d = tmp_path / "store"
+    shutil.copytree(_sweep_store, d)
+    return d
+
+
+def _runs(d: Path) -> dict[str, str]:
+    """run_id -> trace_kind, read from each run.parquet with pyarrow."""
+    return {p.parent.name.split("=", 1)[1]: pq.read_table(p).column("trace_kind")[0].as_py()
+            for p in sorted(d.glob("runs/run_id=*/run.parquet"))}
+
+
+def _wired(d: Path) -> list[str]:
+    return [r for r, k in _runs(d).items() if k == "wired"]
+
+
+def _csv(text: str) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def _same_rows(got: list[dict], want: list[dict]) -> bool:
+    """Equal rows, numbers to 1e-9 relative (a float sum's order varies between runs)."""
+    def close(a: str, b: str) -> bool:
+        try:
+            return math.isclose(float(a), float(b), rel_tol=1e-9)
+        except ValueError:
+            return a == b
+    return len(got) == len(want) and all(
+        g.keys() == w.keys() and all(close(g[k], w[k]) for k in g) for g, w in zip(got, want))
+
+
+def _one_warning(p: subprocess.CompletedProcess, run_id: str, file: str) -> None:
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith(WARN.format(run_id, file)), lines[0]
+    assert lines[0].endswith("skipped — tracekit verify / tracekit rm --damaged")
+    assert "Traceback" not in p.stderr
+
+
+def _truncate(f: Path, keep_bytes: int) -> None:
+    with open(f, "r+b") as fh:
+        fh.truncate(keep_bytes)
+
+
+def test_the_fixture_store_is_whole(_sweep_store, tracekit_cli):
+    assert len(_wired(_sweep_store)) == 4 and len(_runs(_sweep_store)) == 12
+    p = tracekit_cli("verify", data=_sweep_store)
+    assert p.returncode == 0 and p.stdout.strip() == "12 run(s) checked, 0 damaged", p.stdout + p.stderr
+
+
+def test_tail_check_by_hand(tmp_path):
+    """The cheap check on files built byte by byte: PAR1 + footer length + PAR1."""
+    f = tmp_path / "x.parquet"
+    f.write_bytes(b"PAR1" + b"\0" * 10 + (10).to_bytes(4, "little") + b"PAR1")   # 22 bytes, footer 10 fits
+    assert tail_problem(f) is None
+    f.write_bytes(b"PAR1" + b"\0" * 10 + (11).to_bytes(4, "little") + b"PAR1")   # 11 + 12 > 22
+    assert "does not fit" in (tail_problem(f) or "")
+    f.write_bytes(b"PAR1PAR1")
+    assert "too short" in (tail_problem(f) or "")
+    f.write_bytes(b"PAR1" + b"\0" * 20)
+    assert "no Parquet footer" in (tail_problem(f) or "")
+
+
+def test_truncated_run_parquet_skips_that_run_only(store, _sweep_store, tracekit_cli):
+    bad = _wired(store)[0]
+    f = store / "runs" / f"run_id={bad}" / "run.parquet"
+    _truncate(f, f.stat().st_size // 2)
+
+    before = _csv(tracekit_cli("runs", "-f", "csv", data=_sweep_store).stdout)
+    p = tracekit_cli("runs", "-f", "csv", data=store)
+    assert p.returncode == 0
+    _one_warning(p, bad, "run.parquet")
+    assert _csv(p.stdout) == [r for r in before if r["run_id"] != bad] and len(_csv(p.stdout)) == 11
+
+    p = tracekit_cli("sql", "SELECT count(*) AS n FROM events", "-f", "csv", data=store)
+    assert p.returncode == 0
+    _one_warning(p, bad, "run.parquet")
+    others = sum(pq.ParquetFile(e).metadata.num_rows for e in store.glob("runs/run_id=*/events-*.parquet")
+                 if f"run_id={bad}" not in str(e))
+    assert _csv(p.stdout) == [{"n": str(others)}]
+
+    before = _csv(tracekit_cli("metrics", "-f", "csv", data=_sweep_store).stdout)
+    p = tracekit_cli("metrics", "-f", "csv", data=store)
+    assert p.returncode == 0, p.stderr
+    _one_warning(p, bad, "run.parquet")
+    assert _same_rows(_csv(p.stdout), [r for r in before if r["run_id"] != bad]) and _csv(p.stdout)
+
+    p = tracekit_cli(*SWEEP, "--dry-run", data=store)
+    assert p.returncode == 0
+    _one_warning(p, bad, "run.parquet")
+    assert p.stdout.startswith("4 simulations, 3 already in the store, 1 to run"), p.stdout
+    assert Store(store).run_ids() == sorted(r for r in _runs(_sweep_store) if r != bad)
+
+
+def test_deleted_run_parquet_hides_its_rows_and_reingest_replaces_it(store, tracekit_cli):
+    bad = _wired(store)[1]
+    run_dir = store / "runs" / f"run_id={bad}"
+    (run_dir / "run.parquet").unlink()
+    bad_rows = sum(pq.ParquetFile(e).metadata.num_rows for e in run_dir.glob("events-*.parquet"))
+    assert bad_rows > 0
+
+    p = tracekit_cli("sql", f"SELECT count(*) AS n FROM events WHERE run_id = '{bad}'", "-f", "csv", data=store)
+    assert p.returncode == 0 and _csv(p.stdout) == [{"n": "0"}]
+    _one_warning(p, bad, "run.parquet")
+    assert bad not in Store(store).run_ids()
+
+    # the run keeps its trace (sweeps keep them): ingesting it again is not "already in the store"
+    trace = store.parent / "again.tr.zst"
+    shutil.copy(run_dir / "trace.zst", trace)
+    p = tracekit_cli("ingest", trace, data=store)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(f"added run {bad}:"), p.stdout
+    assert "already in the store" not in p.stdout
+    p = tracekit_cli("sql", f"SELECT count(*) AS n FROM events WHERE run_id = '{bad}'", "-f", "csv", data=store)
+    assert p.returncode == 0 and p.stderr == "" and _csv(p.stdout) == [{"n": str(bad_rows)}]
+    assert tracekit_cli("verify", data=store).returncode == 0
+    assert list((store / ".staging").iterdir()) == []
+
+
+def test_sweep_reruns_a_damaged_simulation(store, tracekit_cli):
+    bad = _wired(store)[2]
+    (store / "runs" / f"run_id={bad}" / "run.parquet").unlink()
+    p = tracekit_cli(*SWEEP, "-j", "1", data=store, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "sweep: 1 ran, 3 already in the store, 0 failed" in p.stdout
+    assert tracekit_cli("verify", data=store).returncode == 0
+    assert bad in Store(store).run_ids()
+
+
+def test_cut_events_part_skips_that_run(store, _sweep_store, tracekit_cli):
+    bad = _wired(store)[3]
+    part = sorted((store / "runs" / f"run_id={bad}").glob("events-*.parquet"))[-1]
+    _truncate(part, part.stat().st_size - 100)
+    before = _csv(tracekit_cli("metrics", "-f", "csv", data=_sweep_store).stdout)
+    p = tracekit_cli("metrics", "-f", "csv", data=store)
+    assert p.returncode == 0, p.stderr
+    _one_warning(p, bad, part.name)
+    assert _same_rows(_csv(p.stdout), [r for r in before if r["run_id"] != bad])
+    p = tracekit_cli("sql", "SELECT count(DISTINCT run_id) AS n FROM events", "-f", "csv", data=store)
+    assert p.returncode == 0 and _csv(p.stdout) == [{"n": "3"}]
+    _one_warning(p, bad, part.name)
+
+
+def test_corrupt_data_page_is_one_line_and_verify_deep_names_it(store, tracekit_cli):
+    """Bytes overwritten inside a part, its footer whole: no cheap check sees it, so a query
+    that decodes the page fails with one line, and verify --deep finds the run."""
+    bad = _wired(store)[0]
+    part = sorted((store / "runs" / f"run_id={bad}").glob("events-*.parquet"))[0]
+    size = part.stat().st_size
+    with open(part, "r+b") as fh:
+        fh.seek(size // 4)
+        fh.write(b"\xff" * (size // 4))
+    p = tracekit_cli("metrics", "-f", "csv", data=store)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert len(p.stderr.splitlines()) == 1 and "tracekit verify --deep" in p.stderr, p.stderr
+    assert tracekit_cli("verify", data=store).returncode == 0          # every footer is whole
+    p = tracekit_cli("verify", "--deep", data=store)
+    assert p.returncode == 1
+    assert p.stdout.splitlines()[0].startswith(f"run {bad} is damaged ({part.name}: unreadable data page")
+    p = tracekit_cli("rm", "--damaged", "--deep", "--yes", data=store)
+    assert p.returncode == 0 and p.stdout.startswith(f"removed run {bad} (damaged: {part.name}"), p.stdout + p.stderr
+    assert tracekit_cli("metrics", "-f", "csv", data=store).returncode == 0
+
+
+def test_verify_reports_every_damaged_run(store, tracekit_cli):
+    wired = _wired(store)
+    runs_dir = store / "runs"
+    (runs_dir / f"run_id={wired[0]}" / "run.parquet").unlink()                       # missing
+    f = runs_dir / f"run_id={wired[1]}" / "run.parquet"
+    _truncate(f, 30)                                                                 # cut off
+    part = sorted((runs_dir / f"run_id={wired[2]}").glob("events-*.parquet"))[0]
+    _truncate(part, part.stat().st_size - 1)                                         # a part cut off
+    # a footer overwritten in place, its length and magic kept: only a full footer read sees it
+    part = sorted((runs_dir / f"run_id={wired[3]}").glob("events-*.parquet"))[0]
+    size = part.stat().st_size
+    footer_len = int.from_bytes(part.read_bytes()[-8:-4], "little")
+    with open(part, "r+b") as fh:
+        fh.seek(size - 8 - footer_len)
+        fh.write(b"\x07" * footer_len)
+    assert tail_problem(part) is None
+
+    p = tracekit_cli("verify", data=store)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    lines = p.stdout.splitlines()
+    assert sorted(lines[:-1]) == sorted([
+        f"run {wired[0]} is damaged (run.parquet: missing)",
+        f"run {wired[1]} is damaged (run.parquet: no Parquet footer at its end (cut off or overwritten?))",
+        f"run {wired[2]} is damaged ({sorted((runs_dir / f'run_id={wired[2]}').glob('events-*.parquet'))[0].name}: "
+        "no Parquet footer at its end (cut off or overwritten?))",
+        *[ln for ln in lines if ln.startswith(f"run {wired[3]} is damaged ({part.name}: unreadable footer: ")],
+    ]) and len(lines) == 5
+    assert lines[-1] == "12 run(s) checked, 4 damaged: tracekit rm --damaged removes them"
+
+    # the cheap check at connect skips three of them; a query that meets the fourth fails
+    # with one line (when it is the first events part, as here, every query over events does)
+    p = tracekit_cli("runs", "-f", "csv", data=store)
+    lines = p.stderr.splitlines()
+    assert [ln.split(" is damaged")[0] for ln in lines[:3]] == [f"tracekit: warning: run {r}" for r in sorted(wired[:3])]
+    assert "Traceback" not in p.stderr and (p.returncode == 0 and len(lines) == 3 or p.returncode == 1 and len(lines) == 4)
+
+
+def test_rm_removes_runs_atomically_one_line_each(store, tracekit_cli, store_listing):
+    wired = _wired(store)
+    before = store_listing(store)
+    p = tracekit_cli("rm", wired[0], data=store, stdin=subprocess.DEVNULL)      # not a terminal, no --yes
+    assert p.returncode == 1 and p.stderr.startswith("tracekit: error: would remove 1 run(s)")
+    p = tracekit_cli("rm", wired[0], "nosuchrun", "--yes", data=store)          # an unknown id: nothing removed
+    assert p.returncode == 1 and "no run 'nosuchrun'" in p.stderr
+    assert store_listing(store) == before
+
+    p = tracekit_cli("rm", wired[0], wired[1][:6], "--yes", data=store)       # an id and a unique prefix
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [f"removed run {wired[0]}", f"removed run {wired[1]}"]
+    left = {k for k in before if not k.startswith((f"runs/run_id={wired[0]}", f"runs/run_id={wired[1]}"))}
+    assert set(store_listing(store)) == left                                  # nothing else touched, no trash left
+    assert Store(store).run_ids() == sorted(set(_runs(store)))
+
+    # --damaged: what verify reports (a part cut off), and only that
+    part = sorted((store / "runs" / f"run_id={wired[2]}").glob("events-*.parquet"))[0]
+    _truncate(part, 7)
+    p = tracekit_cli("rm", "--damaged", "--yes", data=store)
+    assert p.returncode == 0
+    assert p.stdout.splitlines() == [f"removed run {wired[2]} (damaged: {part.name}: 7 bytes, too short to be a Parquet file (cut off?))"]
+    p = tracekit_cli("verify", data=store)
+    assert p.returncode == 0 and p.stdout.strip() == "9 run(s) checked, 0 damaged"
+    assert tracekit_cli("rm", "--damaged", "--yes", data=store).stdout.strip() == "no damaged runs"
+
+
+def test_verify_and_rm_refuse_a_directory_that_is_not_a_store(tmp_path, tracekit_cli):
+    for cmd in (("verify",), ("rm", "--damaged", "--yes")):
+        p = tracekit_cli(*cmd, data=tmp_path / "nothing")
+        assert p.returncode == 1 and p.stderr.startswith("tracekit: error: ") and "not a tracekit store" in p.stderr
+
+
+def test_run_parquet_overwritten_with_csv_is_skipped(store, _sweep_store, tracekit_cli):
+    """What a `COPY ... TO '<run>/run.parquet' (FORMAT csv)` leaves (issue 13): a text file
+    in place of the record; the run is skipped, the rest of the store still answers."""
+    bad = _wired(store)[1]
+    (store / "runs" / f"run_id={bad}" / "run.parquet").write_text("source,sha256\nx,y\n")
+    before = _csv(tracekit_cli("runs", "-f", "csv", data=_sweep_store).stdout)
+    for args in (("runs", "-f", "csv"), ("metrics", "-f", "csv"), (*SWEEP, "--dry-run")):
+        p = tracekit_cli(*args, data=store)
+        assert p.returncode == 0, p.stderr
+        _one_warning(p, bad, "run.parquet")
+    assert _csv(tracekit_cli("runs", "-f", "csv", data=store).stdout) == [r for r in before if r["run_id"] != bad]
