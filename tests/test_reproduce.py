@@ -408,3 +408,22 @@ def test_quick_plan_differs_only_where_declared():
         assert 0 < len(quick) < len(full), name
         assert {s.seed for s in quick} == set(exp.quick.seeds)
 
+
+
+def test_a_copied_run_is_not_a_second_replication(store, tmp_path):
+    """Two runs of one simulation (a copy left by an older tracekit, which did not refuse
+    them at ingest) count once in run_configs, and so in every comparison."""
+    from tracekit.query import connect
+
+    d = tmp_path / "store"
+    shutil.copytree(store, d)
+    con = connect(d)
+    run_id, = con.execute("SELECT run_id FROM runs WHERE trace_kind = 'wired' ORDER BY run_id LIMIT 1").fetchone()
+    n_before = con.execute("SELECT count(*) FROM run_configs").fetchone()[0]
+    shutil.copytree(d / "runs" / f"run_id={run_id}", d / "runs" / "run_id=zz-copy")
+    con = connect(d)
+    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1 + connect(store).execute(
+        "SELECT count(*) FROM runs").fetchone()[0]
+    assert con.execute("SELECT count(*) FROM run_configs").fetchone()[0] == n_before
+    kept = con.execute("SELECT list(run_id) FROM run_configs WHERE run_id IN (?, 'zz-copy')", [run_id]).fetchone()[0]
+    assert kept == [run_id]          # equal copies: the smaller run_id is kept
