@@ -217,7 +217,23 @@ def sql(
     limits = default_limits(memory_limit=memory_limit, threads=threads)
     run = QueryRun(_data(data), query, lambda rel: (rel.columns, rel.fetchall()), timeout_s=timeout_s,
                    limits=limits, hints=hints)
-    columns, rows = run.run()
+    # in a thread, so that Ctrl-C (which DuckDB does not see while it runs a query) cancels it
+    run.start()
+    try:
+        while not run.wait(0.2):
+            pass
+    finally:
+        # the interrupted query ends before the interpreter does (a second Ctrl-C included)
+        for _ in range(100):
+            try:
+                run.cancel()          # nothing if it has ended
+                if run.wait(30):
+                    break
+            except KeyboardInterrupt:
+                continue
+    if run.error is not None:
+        raise run.error
+    columns, rows = run.result
     print_rows(columns, rows, fmt)
 
 

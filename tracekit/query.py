@@ -17,6 +17,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 from pathlib import Path
 
 import duckdb
@@ -425,7 +426,7 @@ class QueryRun:
         self._guard = threading.Lock()
         self._why: str | None = None            # 'timeout' or 'cancel', once stopped
         self._thread: threading.Thread | None = None
-        self.result = None
+        self.result: Any = None
         self.error: TracekitError | None = None
 
     def _stop(self, why: str) -> None:
@@ -486,6 +487,9 @@ class QueryRun:
                 self.result = self.run()
             except TracekitError as e:
                 self.error = e
+            except KeyboardInterrupt:  # DuckDB raises Ctrl-C in the thread running the query
+                self._why = self._why or "cancel"
+                self.error = self._stopped_error()
             except Exception as e:  # anything else still ends the run with one line
                 self.error = TracekitError(f"SQL: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
         self._thread = threading.Thread(target=work, name="tracekit-query", daemon=True)
