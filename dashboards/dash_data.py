@@ -33,7 +33,7 @@ import streamlit as st
 from tracekit import compare as tk_compare
 from tracekit.catalogue import Metric, metrics as catalogue
 from tracekit.errors import TracekitError
-from tracekit.query import connect, run_query, sql_dir, sql_files
+from tracekit.query import ENV_MEMORY, QueryRun, connect, sql_dir, sql_files
 from tracekit.store import Store, default_data_dir
 
 # Computed once per store state and shadowing the views of the same name (see docstring);
@@ -159,6 +159,7 @@ class DashStore:
         self.lock = threading.RLock()
         self.failed: dict[str, str] = {}
         self._memo: OrderedDict = OrderedDict()
+        self._arrow: dict | None = None
         for view in MATERIALIZED:
             try:
                 self.con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM main.{view}")
@@ -286,20 +287,51 @@ class DashStore:
                 f"FROM flow_stats s JOIN sel ON {on} GROUP BY sel.grp ORDER BY sel.grp", lists)
         return self._memoised(("group_means", keyed, columns), compute)
 
-    def user_query(self, query: str, max_rows: int) -> tuple[pd.DataFrame, bool]:
-        """A read-only query typed on the SQL page: tracekit.query.run_query on the shared
-        connection (its temp tables hold exactly what the views they shadow return, and
-        run_query refuses anything that is not a query); at most max_rows rows, and whether
-        it cut."""
-        def compute():
+    def _materialised_tables(self) -> dict:
+        """The materialised views as Arrow tables (made once, on first use), for the typed
+        queries' own connections to read instead of recomputing them."""
+        with self.lock:
+            if self._arrow is None:
+                self._arrow = {v: self.con.sql(f"SELECT * FROM {v}").to_arrow_table()
+                               for v in MATERIALIZED if v not in self.failed}
+            return self._arrow
+
+    def user_query_done(self, query: str, max_rows: int) -> tuple[pd.DataFrame, bool] | None:
+        """The result of an earlier run of this typed query on this store state, if any."""
+        key = ("user_query", query, max_rows)
+        with self.lock:
+            if key not in self._memo:
+                return None
+            self._memo.move_to_end(key)
+            df, cut = self._memo[key]
+        return df.copy(deep=False), cut
+
+    def start_user_query(self, query: str, max_rows: int, timeout_s: float) -> QueryRun:
+        """A read-only query typed on the SQL page, started in a thread on its own short-lived
+        connection (tracekit.query.QueryRun: connect() with the limits, run_query refusing
+        anything that is not a query, stopped after timeout_s or by cancel()), so no session
+        sees what another's query did or waits for it. The materialised views are registered
+        on it as read-only Arrow tables that shadow the views, as the temp tables do on the
+        shared connection. Its result: at most max_rows rows and whether it cut; kept, for the
+        same query on this store state."""
+        tables = self._materialised_tables()
+        key = ("user_query", query, max_rows)
+
+        def setup(con) -> None:
+            for name, table in tables.items():
+                con.register(name, table)
+
+        def fetch(rel) -> tuple[pd.DataFrame, bool]:
+            df = rel.limit(max_rows + 1).df()
+            result = (df.head(max_rows), len(df) > max_rows)
             with self.lock:
-                rel = run_query(self.con, query)
-                try:
-                    df = rel.limit(max_rows + 1).df()
-                except Exception as e:
-                    raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
-            return df.head(max_rows), len(df) > max_rows
-        return self._memoised(("user_query", query, max_rows), compute)
+                self._memo[key] = result
+                while len(self._memo) > self.MEMO_ENTRIES:
+                    self._memo.popitem(last=False)
+            return result
+
+        return QueryRun(self.data_dir, query, fetch, timeout_s=timeout_s, setup=setup,
+                        hints={"timeout": "the page's timeout", "memory": ENV_MEMORY}).start()
 
     def compare(self, scenario: str, factor: str, metrics: tuple[str, ...], per: tuple[str, ...],
                 run_ids: tuple[str, ...], names: tuple[str, ...] | None) -> tk_compare.Comparison:

@@ -9,6 +9,7 @@ import lzma
 import os
 import re
 import shutil
+import time
 import zlib
 from pathlib import Path
 
@@ -324,6 +325,107 @@ def test_sql_refuses_writes_and_outside_files(tmp_path, populated_store, traceki
     one_error_line(p)
     assert "secret" not in p.stdout
     assert store_listing(populated_store) == before and store_listing(out) == outside
+
+
+# EXPLAIN ANALYZE runs its statement: each of these wrote to the store or changed the views
+# (issue 13). {part} is a new events part beside the run's own, {runp} the run record.
+EXPLAIN_ATTACKS = [
+    "EXPLAIN ANALYZE COPY (SELECT * REPLACE (pkt_id + 10000000 AS pkt_id) FROM events WHERE run_id = '{run}') "
+    "TO '{part}' (FORMAT parquet)",
+    "EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO '{runp}' (FORMAT csv)",
+    "/* plan */ explain -- only\n   analyse UPDATE flow_stats SET throughput_kbps = 0",
+    "EXPLAIN\tANALYZE DROP VIEW flow_stats",
+    "EXPLAIN ANALYZE CREATE OR REPLACE VIEW fairness AS SELECT 1 AS jain_index",
+    "EXPLAIN ANALYZE INSERT INTO events SELECT * FROM events",
+    "EXPLAIN ANALYZE DELETE FROM runs",
+    "EXPLAIN ANALYZE ALTER VIEW flow_stats RENAME TO fs",
+    "EXPLAIN (ANALYZE) UPDATE flow_stats SET throughput_kbps = 0",
+    "EXPLAIN (FORMAT json, ANALYZE true) DROP VIEW runs",
+    "EXPLAIN ANALYZE SELECT 1",
+    "EXPLAIN COPY (SELECT 1 AS x) TO '{part}' (FORMAT parquet)",
+    "EXPLAIN CREATE OR REPLACE VIEW fairness AS SELECT 1 AS jain_index",
+    "EXPLAIN (FORMAT json) UPDATE flow_stats SET throughput_kbps = 0",
+]
+
+
+@pytest.mark.parametrize("query", EXPLAIN_ATTACKS)
+def test_sql_refuses_explain_analyze_and_explain_of_a_write(populated_store, tracekit_cli, tracekit_inproc,
+                                                           store_listing, ns_traces, query):
+    run_dir = next((populated_store / "runs").glob("run_id=*"))
+    run = run_dir.name.split("=", 1)[1]
+    q = query.format(run=run, part=run_dir / "events-00002.parquet", runp=run_dir / "run.parquet")
+    before = store_listing(populated_store)
+    tool = tracekit_cli if "COPY" in query else tracekit_inproc
+    line = one_error_line(tool("sql", q, data=populated_store))
+    assert "EXPLAIN" in line
+    assert store_listing(populated_store) == before
+    # and every later command sees the store as it was
+    p = tracekit_inproc("sql", "SELECT count(*) AS n FROM events", "--format", "json", data=populated_store)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == [{"n": events_in(ns_traces["wired_plain"].read_text())}]
+
+
+@pytest.mark.parametrize("query", [
+    "EXPLAIN SELECT count(*) FROM flow_stats",
+    "/* a plan */ explain -- of a query\n select * from runs",
+    "EXPLAIN (FORMAT json) SELECT count(*) FROM events",
+    "EXPLAIN WITH t AS (SELECT 1 AS x) SELECT * FROM t",
+])
+def test_sql_explain_of_a_query_shows_its_plan(populated_store, tracekit_inproc, store_listing, query):
+    before = store_listing(populated_store)
+    p = tracekit_inproc("sql", query, "--format", "csv", data=populated_store)
+    assert p.returncode == 0, p.stderr
+    assert "explain" in p.stdout.lower() or "SEQ_SCAN" in p.stdout.upper() or "PROJECTION" in p.stdout.upper(), p.stdout
+    assert store_listing(populated_store) == before
+
+
+# -- sql limits: time, memory, spill; each ends with one line naming the limit ---------------
+
+def test_sql_timeout_stops_a_long_query(populated_store, tracekit_cli, store_listing):
+    before = store_listing(populated_store)
+    t0 = time.monotonic()
+    p = tracekit_cli("sql", "--timeout", "1", "SELECT count(*) FROM range(1000000000000) WHERE random() < 0.5",
+                     data=populated_store, timeout=60)
+    wall_s = time.monotonic() - t0
+    assert one_error_line(p) == "tracekit: error: query stopped after 1 s (--timeout)"
+    # the query alone would take hours; start-up, connecting and the 1 s make up the rest
+    assert wall_s < 20, wall_s
+    assert store_listing(populated_store) == before
+
+
+def test_sql_timeout_from_the_environment_and_zero_is_none(populated_store, tracekit_inproc, monkeypatch):
+    monkeypatch.setenv("TRACEKIT_SQL_TIMEOUT", "0.5")
+    p = tracekit_inproc("sql", "SELECT count(*) FROM range(1000000000000) WHERE random() < 0.5", data=populated_store)
+    one_error_line(p, "query stopped after 0.5 s", "TRACEKIT_SQL_TIMEOUT")
+    # --timeout 0: no limit (a short query finishes)
+    p = tracekit_inproc("sql", "--timeout", "0", "SELECT 42 AS x", "--format", "csv", data=populated_store)
+    assert p.returncode == 0 and p.stdout.split() == ["x", "42"], p.stderr
+    one_error_line(tracekit_inproc("sql", "--timeout", "-1", "SELECT 1", data=populated_store), "--timeout")
+
+
+def test_sql_memory_limit_stops_a_query(populated_store, tracekit_inproc, store_listing):
+    before = store_listing(populated_store)
+    # a 50-million-element list needs ~400 MB
+    p = tracekit_inproc("sql", "--memory-limit", "50MB", "SELECT list(range) FROM range(50000000)", data=populated_store)
+    one_error_line(p, "query stopped", "memory limit of 50MB", "--memory-limit")
+    assert store_listing(populated_store) == before
+
+
+def test_sql_spill_limit_stops_a_query(populated_store, tracekit_inproc, monkeypatch):
+    # sorting 30 million random doubles with 100 MB of memory spills more than 20 MB
+    monkeypatch.setenv("TRACEKIT_SQL_TEMP_LIMIT", "20MB")
+    p = tracekit_inproc("sql", "--memory-limit", "100MB", "--threads", "1",
+                        "SELECT * FROM range(30000000) ORDER BY random()", data=populated_store)
+    one_error_line(p, "query stopped", "spill limit of 20MB", "TRACEKIT_SQL_TEMP_LIMIT")
+
+
+def test_sql_limits_are_locked(populated_store, tracekit_inproc):
+    for q in ("SET memory_limit = '100GB'", "SELECT current_setting('memory_limit') AS m"):
+        p = tracekit_inproc("sql", "--memory-limit", "300MB", q, "--format", "csv", data=populated_store)
+        if q.startswith("SET"):
+            one_error_line(p)
+        else:
+            assert p.returncode == 0 and p.stdout.splitlines()[1] in ("286.1 MiB", "300.0 MB"), p.stdout
 
 
 def test_sql_reads_the_store(populated_store, tracekit_inproc, ns_traces):

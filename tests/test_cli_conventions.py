@@ -402,3 +402,26 @@ def test_sweep_dry_run_on_a_new_store_says_it_will_create_it(tmp_path):
     assert p.returncode == 0, p.stderr
     assert f"no store at {tmp_path / 'new'} yet" in p.stdout and "2 to run" in p.stdout
     assert not (tmp_path / "new").exists()
+
+
+def test_ctrl_c_stops_a_running_query_with_one_line(populated_store, tmp_path):
+    """SIGINT during a long `tracekit sql` query: the query stops, one line, exit 130, no
+    abort from DuckDB's threads at exit, and no private temp directory left behind."""
+    import signal
+    import time
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TRACEKIT_DATA", "TRACEKIT_DEBUG")}
+    p = subprocess.Popen([*TRACEKIT_CMD, "sql", "--timeout", "0", "--data", str(populated_store),
+                          "SELECT count(*) FROM range(1000000000000::BIGINT) WHERE random() < 0.5"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**base, "TMPDIR": str(tmp)})
+    deadline = time.time() + 60
+    while not any(tmp.iterdir()) and time.time() < deadline:    # the query's connection exists
+        time.sleep(0.1)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (p.returncode, err)
+    assert err.strip().splitlines() == ["tracekit: error: interrupted"], err
+    assert list(tmp.iterdir()) == []

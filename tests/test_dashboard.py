@@ -390,6 +390,90 @@ def test_sql_page_runs_read_only_queries(app, con, dash_store):
     assert frame(at, "n")["n"].iloc[0] == con.sql("SELECT count(*) FROM flow_stats").fetchall()[0][0]
 
 
+LONG_QUERY = "SELECT count(*) AS n FROM range(1000000000000) WHERE random() < 0.5"
+
+
+def _typed(at: AppTest, query: str, timeout_s: float | None = None) -> AppTest:
+    at.text_area(key="sql-text").input(query)
+    if timeout_s is not None:
+        at.number_input(key="sql-timeout").set_value(timeout_s)
+    at.button[0].click().run()
+    assert not at.exception, at.exception[0].message
+    return at
+
+
+def test_sql_page_refuses_explain_analyze_and_sessions_share_nothing(app, con, dash_store):
+    """Session A's EXPLAIN ANALYZE UPDATE changed what session B saw (issue 13): now refused,
+    and each typed query runs on its own connection, so B sees the views as they are."""
+    a, b = app("sql"), app("sql")
+    q = "SELECT round(sum(throughput_kbps), 6) AS total_kbps, count(*) AS n FROM flow_stats"
+    want = con.sql(q).fetchall()[0]
+    before = sorted((p.name, p.stat().st_size) for p in dash_store.rglob("*"))
+    for bad in ("EXPLAIN ANALYZE UPDATE flow_stats SET throughput_kbps = 0",
+                "explain /* x */ analyse CREATE OR REPLACE VIEW fairness AS SELECT 1 AS jain_index",
+                "EXPLAIN (ANALYZE) DROP VIEW flow_stats",
+                f"EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO '{dash_store}/x.parquet' (FORMAT parquet)"):
+        _typed(a, bad)
+        assert a.error and "EXPLAIN" in a.error[0].value, bad
+    _typed(b, q)
+    got = frame(b, "total_kbps", "n")
+    assert (got["total_kbps"].iloc[0], got["n"].iloc[0]) == pytest.approx(want)
+    assert sorted((p.name, p.stat().st_size) for p in dash_store.rglob("*")) == before
+
+
+def test_sql_page_long_query_times_out_without_holding_up_another_session(app):
+    import threading
+    import time
+
+    a, b = app("sql"), app("sql")
+    done = {}
+
+    def session_a():
+        t0 = time.monotonic()
+        _typed(a, LONG_QUERY, timeout_s=4)
+        done["a_s"] = time.monotonic() - t0
+
+    t = threading.Thread(target=session_a)
+    t.start()
+    time.sleep(1.5)                     # A's query is running
+    t0 = time.monotonic()
+    _typed(b, "SELECT 42 AS answer")
+    b_s = time.monotonic() - t0
+    assert frame(b, "answer")["answer"].tolist() == [42]
+    t.join(120)
+    assert not t.is_alive()
+    assert a.error and a.error[0].value == "query stopped after 4 s (the page's timeout)"
+    assert b_s < done["a_s"], (b_s, done)      # B did not wait for A's query to end
+    # A's page is usable afterwards
+    _typed(a, "SELECT 7 AS x")
+    assert not a.error and frame(a, "x")["x"].tolist() == [7]
+
+
+def test_sql_page_query_stops_with_its_script_run(app):
+    """A's SELECT count(*) FROM range(1e12) kept a core busy after A's browser had gone (issue
+    13): a stopped script run (here AppTest's own timeout stops it, as a session ending, a
+    rerun or the Cancel button does) interrupts its query."""
+    import threading
+    import time
+
+    def queries() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "tracekit-query" and t.is_alive()]
+
+    assert not queries()
+    at = app("sql")
+    at.text_area(key="sql-text").input(LONG_QUERY)
+    at.number_input(key="sql-timeout").set_value(0)           # no timeout of its own
+    with pytest.raises(RuntimeError, match="timed out"):
+        at.button[0].click().run(timeout=8)
+    t0 = time.monotonic()
+    while queries() and time.monotonic() - t0 < 20:
+        time.sleep(0.2)
+    assert not queries(), "the query runs on after its script run stopped"
+    # (Cancel's click is such a rerun; AppTest cannot click while a run is going on)
+    _typed(at, "SELECT 1 AS one")
+    assert frame(at, "one")["one"].tolist() == [1]
+
+
 def test_svg_download_format(app):
     at = app("compare")
     at.sidebar.button_group(key="image_format").set_value("SVG").run()

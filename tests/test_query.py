@@ -104,3 +104,74 @@ def test_a_part_without_a_declared_column_is_an_error_naming_it(tmp_path, popula
     con = connect(d)
     with pytest.raises(duckdb.Error, match="events-99999.parquet"):
         run_query(con, "SELECT sum(pkt_id) FROM events").fetchall()
+
+
+# -- each typed query: its own connection, a private temp directory, limits ------------------
+
+def test_temp_directory_is_private_per_connection_and_removed_at_close(populated_store, tmp_path, monkeypatch):
+    from tracekit.query import close
+
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)                 # DuckDB's default would be ./.tmp here
+    a, b = connect(populated_store), connect(populated_store)
+    ta = Path(a.execute("SELECT current_setting('temp_directory')").fetchone()[0])
+    tb = Path(b.execute("SELECT current_setting('temp_directory')").fetchone()[0])
+    assert ta.parent != tb.parent and ta.parent.is_dir() and tb.parent.is_dir()
+    assert oct(ta.parent.stat().st_mode & 0o777) == "0o700"
+    allowed = a.execute("SELECT current_setting('allowed_directories')").fetchone()[0]
+    assert not any(str(cwd) in d for d in allowed), allowed             # not ./.tmp
+    assert {Path(d.rstrip("/")) for d in allowed} == {populated_store.resolve(), ta}
+    close(a)
+    assert not ta.parent.exists() and tb.parent.is_dir()
+    del b
+    import gc
+    gc.collect()
+    assert not tb.parent.exists()
+
+
+def test_a_query_run_is_cancelled_from_another_thread(populated_store):
+    import time
+
+    from tracekit.errors import TracekitError
+    from tracekit.query import QueryRun
+
+    long = QueryRun(populated_store, "SELECT count(*) FROM range(1000000000000) WHERE random() < 0.5",
+                    lambda rel: rel.fetchall(), timeout_s=0).start()
+    # another query meanwhile, on its own connection: not held up by the long one
+    t0 = time.monotonic()
+    assert QueryRun(populated_store, "SELECT 42", lambda rel: rel.fetchall(), timeout_s=30).run() == [(42,)]
+    assert time.monotonic() - t0 < 15
+    assert not long.wait(0.1)
+    t0 = time.monotonic()
+    long.cancel()
+    assert long.wait(10), "the cancelled query is still running"
+    assert time.monotonic() - t0 < 10
+    assert isinstance(long.error, TracekitError) and str(long.error) == "query cancelled"
+
+
+def test_a_query_run_times_out(populated_store):
+    from tracekit.query import QueryRun
+
+    run = QueryRun(populated_store, "SELECT count(*) FROM range(1000000000000) WHERE random() < 0.5",
+                   lambda rel: rel.fetchall(), timeout_s=0.5, hints={"timeout": "the page's timeout"}).start()
+    assert run.wait(30)
+    assert str(run.error) == "query stopped after 0.5 s (the page's timeout)"
+
+
+@pytest.mark.parametrize("query", [
+    "EXPLAIN ANALYZE SELECT 1",
+    "explain\n/* c */ ANALYSE select 1",
+    "EXPLAIN (analyze) SELECT 1",
+    "EXPLAIN (FORMAT json,ANALYZE) SELECT 1",
+    "EXPLAIN DELETE FROM runs",
+    "EXPLAIN PIVOT runs ON seed",
+    "EXPLAIN",
+])
+def test_check_query_refuses_explain_but_of_one_select(populated_store, query):
+    from tracekit.errors import TracekitError
+    from tracekit.query import check_query
+
+    con = connect(populated_store)
+    with pytest.raises(TracekitError, match="EXPLAIN|syntax|Parser|only queries"):
+        check_query(con, query)

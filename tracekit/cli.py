@@ -293,22 +293,64 @@ def sql(
     query: str = typer.Argument(..., help="One SQL query (SELECT / WITH / EXPLAIN) over the views.", metavar="QUERY"),
     data: Optional[Path] = DataOpt,
     fmt: RowFormat = FormatOpt,
+    timeout_s: Optional[float] = typer.Option(None, "--timeout", help="Stop the query after this many seconds; 0 = no limit [default: $TRACEKIT_SQL_TIMEOUT or 60].", metavar="S"),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="DuckDB memory limit for the query, e.g. 2GiB [default: $TRACEKIT_SQL_MEMORY_LIMIT or half the RAM].", metavar="SIZE"),
+    threads: Optional[int] = typer.Option(None, "--threads", help="DuckDB worker threads [default: $TRACEKIT_SQL_THREADS or every core].", metavar="N"),
 ) -> None:
     """Run a read-only SQL query with every tracekit view defined (runs, events, tcp_vars,
     queue_samples, annotations, red_vars, flow_labels and the metric views).
 
-    Example: tracekit sql "SELECT event, count(*) FROM events GROUP BY event"
+    The query runs on its own connection that cannot write (one SELECT / WITH / EXPLAIN
+    statement; no EXPLAIN ANALYZE), with a time, memory, thread and spill limit; past a limit
+    it stops with one line naming it.
+
+    Example: tracekit sql --timeout 10 "SELECT event, count(*) FROM events GROUP BY event"
     """
-    from .query import connect, run_query
+    from .query import ENV_MEMORY, ENV_TEMP, ENV_TIMEOUT, QueryRun, default_limits, default_timeout_s
     from .output import print_rows
 
-    con = connect(_store(data))
-    rel = run_query(con, query)
+    # the one-line message past a limit names where the limit came from
+    hints = {"timeout": "--timeout" if timeout_s is not None else f"--timeout or {ENV_TIMEOUT}",
+             "memory": "--memory-limit" if memory_limit is not None else f"--memory-limit or {ENV_MEMORY}",
+             "temp": ENV_TEMP}
+    if timeout_s is None:
+        timeout_s = default_timeout_s()
+    if not timeout_s >= 0 or timeout_s == float("inf"):
+        raise TracekitError(f"--timeout must be a finite number of seconds >= 0, not {timeout_s}")
+    limits = default_limits(memory_limit=memory_limit, threads=threads)
+    run = QueryRun(_store(data), query, lambda rel: (rel.columns, rel.fetchall()), timeout_s=timeout_s,
+                   limits=limits, hints=hints)
+    # in a thread, so that Ctrl-C (which DuckDB does not see while it runs a query) cancels it
+    run.start()
+    interrupted = False
     try:
-        rows = rel.fetchall()
-    except Exception as e:  # duckdb errors raised while fetching
-        raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
-    print_rows(rel.columns, rows, fmt.value)
+        while not run.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        # the interrupted query ends before the interpreter does (a second Ctrl-C included)
+        for _ in range(100):
+            try:
+                run.cancel()          # nothing if it has ended
+                if run.wait(30):
+                    break
+            except KeyboardInterrupt:
+                continue
+    if interrupted:
+        # the query's connection and temp directory are gone (QueryRun closed them); leave
+        # without the interpreter's teardown, during which DuckDB's interrupted threads abort
+        from .query import remove_temp_dirs
+
+        remove_temp_dirs()
+        print("tracekit: error: interrupted", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    if run.error is not None:
+        raise run.error
+    columns, rows = run.result
+    print_rows(columns, rows, fmt.value)
 
 
 # flow_stats columns the table format shows besides the catalogued flow metrics (which flow it is)

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
+import tempfile
+import threading
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 from pathlib import Path
 
 import duckdb
@@ -206,30 +211,185 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None) -> 
     return [f.name for f in files]
 
 
-def connect(data_dir: str | os.PathLike, read_only_sql: bool = True, run_ids=None) -> duckdb.DuckDBPyConnection:
+# -- limits ------------------------------------------------------------------------------
+# Every connection gets these before its configuration is locked (a query cannot SET them);
+# each is overridable by an environment variable (or, for `tracekit sql`, an option).
+ENV_MEMORY = "TRACEKIT_SQL_MEMORY_LIMIT"      # a DuckDB size: '4GiB', '500MB'
+ENV_THREADS = "TRACEKIT_SQL_THREADS"
+ENV_TEMP = "TRACEKIT_SQL_TEMP_LIMIT"          # how much a query may spill to its temp directory
+ENV_TIMEOUT = "TRACEKIT_SQL_TIMEOUT"          # seconds for a typed query (0 = none)
+MEMORY_FRACTION = 0.5                         # of the machine's RAM, by default
+DEFAULT_TEMP_LIMIT = "10GiB"
+DEFAULT_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one connection may use: memory (a DuckDB size), worker threads, and disk for
+    spilling into its private temp directory (a DuckDB size)."""
+    memory_limit: str
+    threads: int
+    temp_limit: str
+
+
+def _ram_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def default_limits(memory_limit: str | None = None, threads: int | None = None,
+                   temp_limit: str | None = None) -> Limits:
+    """The given values, else the environment's (TRACEKIT_SQL_MEMORY_LIMIT, _THREADS,
+    _TEMP_LIMIT), else half the RAM, every core, 10 GiB of spill."""
+    if memory_limit is None:
+        memory_limit = os.environ.get(ENV_MEMORY) or None
+    if memory_limit is None:
+        ram = _ram_bytes()
+        memory_limit = f"{max(1, int(ram * MEMORY_FRACTION) // 2**20)}MiB" if ram else "4GiB"
+    if threads is None:
+        env = os.environ.get(ENV_THREADS)
+        try:
+            threads = int(env) if env else (os.cpu_count() or 1)
+        except ValueError:
+            raise TracekitError(f"{ENV_THREADS} must be a whole number of threads, not {env!r}") from None
+    if threads < 1:
+        raise TracekitError(f"threads must be at least 1, not {threads}")
+    if temp_limit is None:
+        temp_limit = os.environ.get(ENV_TEMP) or DEFAULT_TEMP_LIMIT
+    return Limits(memory_limit, threads, temp_limit)
+
+
+def default_timeout_s() -> float:
+    """TRACEKIT_SQL_TIMEOUT, else 60 s (0 = no limit)."""
+    env = os.environ.get(ENV_TIMEOUT)
+    if not env:
+        return DEFAULT_TIMEOUT_S
+    try:
+        t = float(env)
+    except ValueError:
+        raise TracekitError(f"{ENV_TIMEOUT} must be a number of seconds, not {env!r}") from None
+    if not t >= 0 or t == float("inf"):
+        raise TracekitError(f"{ENV_TIMEOUT} must be a finite number of seconds >= 0, not {env!r}")
+    return t
+
+
+def _set_limits(con: duckdb.DuckDBPyConnection, limits: Limits) -> None:
+    for name, value in (("memory_limit", limits.memory_limit), ("threads", limits.threads),
+                        ("max_temp_directory_size", limits.temp_limit)):
+        try:
+            con.execute(f"SET {name} = {_quote(str(value))}" if name != "threads" else f"SET threads = {int(value)}")
+        except duckdb.Error as e:
+            raise TracekitError(f"{name} {value!r}: {str(e).splitlines()[0]}") from None
+
+
+def _private_temp_dir(con: duckdb.DuckDBPyConnection) -> str:
+    """A fresh directory (mode 0700) for this connection's spill files, removed when the
+    connection is closed (close()) or collected, or at exit. DuckDB adds its temp directory
+    to the allowed directories, so it must be one no one else writes to or reads from."""
+    tmp = tempfile.mkdtemp(prefix="tracekit-sql-")
+    _REMOVERS[id(con)] = weakref.finalize(con, _remove_temp, tmp, id(con))
+    return os.path.join(tmp, "spill")
+
+
+_REMOVERS: dict[int, weakref.finalize] = {}
+
+
+def _remove_temp(tmp: str, key: int) -> None:
+    shutil.rmtree(tmp, ignore_errors=True)
+    _REMOVERS.pop(key, None)
+
+
+def remove_temp_dirs() -> None:
+    """Remove every connection's private temp directory now (before an exit that skips the
+    interpreter's own clean-up)."""
+    for remover in list(_REMOVERS.values()):
+        remover()
+
+
+def close(con: duckdb.DuckDBPyConnection) -> None:
+    """Close a connect()ed connection and remove its temp directory now."""
+    con.close()
+    remover = _REMOVERS.get(id(con))
+    held = remover.peek() if remover is not None else None
+    if remover is not None and held is not None and held[0] is con:
+        remover()
+
+
+def connect(data_dir: str | os.PathLike, read_only_sql: bool = True,
+            limits: Limits | None = None, run_ids=None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with every view defined over the store at data_dir
-    (over only the runs run_ids, when given: the views then cost what those runs cost).
-    With read_only_sql, file access is then limited to the store directory."""
+    (over only the runs run_ids, when given: the views then cost what those runs cost),
+    the memory, thread and spill limits set (default_limits()) and a private temp directory.
+    With read_only_sql, file access is then limited to the store directory, and the
+    configuration is locked."""
     store = Store(data_dir)
     con = duckdb.connect(":memory:")
+    con.execute(f"SET temp_directory = {_quote(_private_temp_dir(con))}")
+    _set_limits(con, limits or default_limits())
     # a query reads the footer of each part once per raw_* reference in its expansion (a
     # run_metrics query has dozens); the parts never change once written, so keep them
     con.execute("SET parquet_metadata_cache = true")
     define_views(con, store, run_ids)
     if read_only_sql:
         root = str(store.root.resolve())
-        con.execute(f"SET allowed_directories = ['{root.replace(chr(39), chr(39) * 2)}']")
+        con.execute(f"SET allowed_directories = [{_quote(root)}]")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     return con
 
 
 _ALLOWED = {"SELECT", "EXPLAIN"}
+_ANALYZE = {"ANALYZE", "ANALYSE"}
 
 
-def run_query(con: duckdb.DuckDBPyConnection, query: str):
-    """Run one read-only statement (SELECT, WITH ... SELECT, EXPLAIN); returns a DuckDB
-    relation. Anything that would write is refused before it runs."""
+def _tokens(query: str) -> list[tuple[int, str]]:
+    """The query's tokens as text, comments left out."""
+    toks = duckdb.tokenize(query)
+    out: list[tuple[int, str]] = []
+    for i, (start, kind) in enumerate(toks):
+        if kind == duckdb.token_type.comment:
+            continue
+        end = toks[i + 1][0] if i + 1 < len(toks) else len(query)
+        out.append((start, query[start:end].strip()))
+    return out
+
+
+def _check_explain(con: duckdb.DuckDBPyConnection, query: str) -> None:
+    """EXPLAIN is allowed only of one plain SELECT and never with ANALYZE (which runs the
+    statement: EXPLAIN ANALYZE COPY/UPDATE/DROP VIEW would write). What follows EXPLAIN and
+    its options must parse, on its own, as exactly one SELECT."""
+    toks = _tokens(query)
+    if not toks or toks[0][1].upper() != "EXPLAIN":
+        raise TracekitError("SQL: an EXPLAIN statement must start with EXPLAIN")
+    i = 1
+    if i < len(toks) and toks[i][1].upper() in _ANALYZE:
+        raise TracekitError("SQL: EXPLAIN ANALYZE runs the statement; it is refused here (EXPLAIN alone shows the plan)")
+    if i < len(toks) and toks[i][1].startswith("("):
+        depth = 0
+        while i < len(toks):
+            t = toks[i][1]
+            if t.upper().strip("(), ") in _ANALYZE:
+                raise TracekitError("SQL: EXPLAIN (ANALYZE) runs the statement; it is refused here (EXPLAIN alone shows the plan)")
+            depth += t.count("(") - t.count(")")
+            i += 1
+            if depth <= 0:
+                break
+    if i >= len(toks):
+        raise TracekitError("SQL: EXPLAIN of nothing")
+    inner = query[toks[i][0]:]
+    try:
+        statements = con.extract_statements(inner)
+    except duckdb.Error as e:
+        raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
+    if len(statements) != 1 or statements[0].type.name != "SELECT":
+        kind = statements[0].type.name if statements else "empty"
+        raise TracekitError(f"SQL: EXPLAIN only of a query (got EXPLAIN of a {kind} statement); the store is read-only here")
+
+
+def check_query(con: duckdb.DuckDBPyConnection, query: str) -> None:
+    """Refuse anything but one read-only statement (SELECT, WITH ... SELECT, EXPLAIN of one)."""
     try:
         statements = con.extract_statements(query)
     except duckdb.Error as e:
@@ -241,7 +401,118 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str):
     kind = statements[0].type.name
     if kind not in _ALLOWED:
         raise TracekitError(f"SQL: only queries are allowed (got a {kind} statement); the store is read-only here")
+    if kind == "EXPLAIN":
+        _check_explain(con, query)
+
+
+def run_query(con: duckdb.DuckDBPyConnection, query: str):
+    """Run one read-only statement (SELECT, WITH ... SELECT, EXPLAIN of one); returns a
+    DuckDB relation. Anything that would write is refused before it runs."""
+    check_query(con, query)
     try:
         return con.sql(query)
     except duckdb.Error as e:
         raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
+
+
+def _limit_error(e: duckdb.Error, limits: Limits, hints: dict[str, str]) -> TracekitError:
+    msg = str(e)
+    if "max_temp_directory_size" in msg:
+        return TracekitError(f"query stopped: it needed more than the spill limit of {limits.temp_limit} "
+                             f"({hints.get('temp', ENV_TEMP)})")
+    return TracekitError(f"query stopped: it needed more than the memory limit of {limits.memory_limit} "
+                         f"({hints.get('memory', ENV_MEMORY)})")
+
+
+class QueryRun:
+    """One typed query on its own short-lived connection (connect(): the views, the limits,
+    a private temp directory), stopped after timeout_s (0 = never) or by cancel() from any
+    thread. fetch(relation) turns the result into what the caller wants; setup(con) may add
+    read-only names (registered Arrow tables) before the query. run() blocks and returns
+    fetch's value, or raises TracekitError with one line saying why it stopped."""
+
+    def __init__(self, data_dir: str | os.PathLike, query: str, fetch, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 limits: Limits | None = None, setup=None, hints: dict[str, str] | None = None):
+        self.data_dir, self.query, self.fetch, self.setup = data_dir, query, fetch, setup
+        self.timeout_s = timeout_s
+        self.limits = limits or default_limits()
+        self.hints = hints or {}
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._guard = threading.Lock()
+        self._why: str | None = None            # 'timeout' or 'cancel', once stopped
+        self._thread: threading.Thread | None = None
+        self.result: Any = None
+        self.error: TracekitError | None = None
+
+    def _stop(self, why: str) -> None:
+        with self._guard:
+            if self._why is None:
+                self._why = why
+            if self._con is not None:
+                self._con.interrupt()
+
+    def cancel(self) -> None:
+        self._stop("cancel")
+
+    def run(self):
+        timer = None
+        if self.timeout_s and self.timeout_s > 0:
+            timer = threading.Timer(self.timeout_s, self._stop, ("timeout",))
+            timer.daemon = True
+            timer.start()
+        con = None
+        try:
+            con = connect(self.data_dir, limits=self.limits)
+            with self._guard:
+                self._con = con
+                stopped = self._why is not None
+            if stopped:
+                raise duckdb.InterruptException("interrupted before it started")
+            if self.setup is not None:
+                self.setup(con)
+            rel = run_query(con, self.query)
+            return self.fetch(rel)
+        except duckdb.InterruptException:
+            raise self._stopped_error() from None
+        except duckdb.OutOfMemoryException as e:
+            raise _limit_error(e, self.limits, self.hints) from None
+        except TracekitError as e:
+            if self._why is not None and "nterrupt" in str(e):
+                raise self._stopped_error() from None
+            raise
+        except duckdb.Error as e:
+            raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
+        finally:
+            if timer is not None:
+                timer.cancel()
+            with self._guard:
+                self._con = None
+            if con is not None:
+                close(con)
+
+    def _stopped_error(self) -> TracekitError:
+        if self._why == "timeout":
+            return TracekitError(f"query stopped after {self.timeout_s:g} s ({self.hints.get('timeout', ENV_TIMEOUT)})")
+        return TracekitError("query cancelled")
+
+    # -- in a thread (the dashboard) ----------------------------------------------------
+    def start(self) -> "QueryRun":
+        def work():
+            try:
+                self.result = self.run()
+            except TracekitError as e:
+                self.error = e
+            except KeyboardInterrupt:  # DuckDB raises Ctrl-C in the thread running the query
+                self._why = self._why or "cancel"
+                self.error = self._stopped_error()
+            except Exception as e:  # anything else still ends the run with one line
+                self.error = TracekitError(f"SQL: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+        self._thread = threading.Thread(target=work, name="tracekit-query", daemon=True)
+        self._thread.start()
+        return self
+
+    def wait(self, seconds: float) -> bool:
+        """Wait up to `seconds` for a started run; whether it has ended."""
+        assert self._thread is not None
+        self._thread.join(seconds)
+        return not self._thread.is_alive()

@@ -1,5 +1,8 @@
-"""SQL: one read-only query over every view (tracekit.query.run_query on a connect()ed
-connection: it cannot write, read outside the store or change the views)."""
+"""SQL: one read-only query over every view, on its own short-lived connection
+(tracekit.query.QueryRun: it cannot write, read outside the store or change the views, and
+no other session sees it or waits for it), with a timeout and a Cancel button."""
+import time
+
 import plotly.express as px
 import streamlit as st
 
@@ -7,6 +10,7 @@ import dash_data as dd
 import dash_ui as ui
 from tracekit.errors import TracekitError
 from tracekit import catalogue
+from tracekit.query import default_timeout_s
 
 MAX_ROWS = 100_000
 sel: dd.Selection = st.session_state["tk_selection"]
@@ -22,20 +26,50 @@ with st.expander("Views, their columns and definitions (sql/catalogue.toml)"):
 default = ("SELECT name, count(*) AS flows, avg(throughput_kbps) AS mean_throughput_kbps,\n"
            "       avg(p95_delay_ms) AS mean_p95_delay_ms\n"
            "FROM flow_stats\nGROUP BY name\nORDER BY mean_throughput_kbps DESC")
+try:
+    default_timeout = default_timeout_s()
+except TracekitError:
+    default_timeout = 60.0
 with st.form("sql-form"):
     query = st.text_area("Query", value=st.session_state.get("sql-last", default), height=180, key="sql-text")
+    timeout_s = st.number_input("Timeout (s), 0 = none", min_value=0.0, max_value=86_400.0,
+                                value=float(default_timeout), step=10.0, key="sql-timeout")
     run = st.form_submit_button("Run", type="primary")
 if run:
     st.session_state["sql-last"] = query
+    st.session_state.pop("sql-cancelled", None)
 query = st.session_state.get("sql-last", default)
 
-
-try:
-    with st.spinner("Running..."):
-        df, cut = sel.store.user_query(query, MAX_ROWS)
-except TracekitError as e:
-    st.error(str(e))
+# Cancel: its click reruns the page, which stops the run below (its `finally` interrupts the
+# query); this run then leaves the query alone until Run is pressed again.
+cancel_slot = st.empty()
+if cancel_slot.button("Cancel", key="sql-cancel"):
+    st.session_state["sql-cancelled"] = query
+if st.session_state.get("sql-cancelled") == query:
+    cancel_slot.empty()
+    st.warning("Query cancelled. Press Run to run it again.")
     st.stop()
+
+result = sel.store.user_query_done(query, MAX_ROWS)
+if result is None:
+    job = sel.store.start_user_query(query, MAX_ROWS, float(timeout_s))
+    status = st.empty()
+    t0 = time.monotonic()
+    try:
+        # a rerun (Cancel, Run, another widget) or the session ending stops this loop at
+        # its next st call
+        while not job.wait(0.25):
+            status.caption(f"Running... {time.monotonic() - t0:.0f} s")
+    finally:
+        job.cancel()                      # nothing if it has ended
+    status.empty()
+    if job.error is not None:
+        cancel_slot.empty()
+        st.error(str(job.error))
+        st.stop()
+    result = job.result
+cancel_slot.empty()
+df, cut = result
 
 st.caption(f"{len(df)} rows" + (f" (cut at {MAX_ROWS})" if cut else ""))
 ui.table(df, "query-result", key="sql-result")
