@@ -193,7 +193,10 @@ def test_without_a_result_the_page_offers_the_command_and_an_evaluation(bare_sto
     at = open_papers(bare_store, papers_dir, monkeypatch)
     assert any(f"No result for {EXP}" in i.value for i in at.info)
     code = "\n".join(c.value for c in at.code)
-    assert f"tracekit reproduce {EXP} --papers {papers_dir} --data {bare_store}" in code
+    # the experiment has a quick version: both commands, the quick one first
+    quick_cmd = f"tracekit reproduce {EXP} --quick --papers {papers_dir} --data {bare_store}"
+    full_cmd = f"tracekit reproduce {EXP} --papers {papers_dir} --data {bare_store}"
+    assert code.splitlines() == [quick_cmd, full_cmd]
     assert not charts(at)
     ov = frame(at, "paper", "experiment", "result")
     assert list(ov["experiment"]) == [EXP] and ov["result"].isna().all()

@@ -347,6 +347,8 @@ def sql(
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
+    if run.exception is not None:
+        raise run.exception         # the boundary (handles_errors) says what it was
     if run.error is not None:
         raise run.error
     columns, rows = run.result

@@ -443,6 +443,7 @@ class QueryRun:
         self._thread: threading.Thread | None = None
         self.result: Any = None
         self.error: TracekitError | None = None
+        self.exception: BaseException | None = None   # set with error when it was not a TracekitError
 
     def _stop(self, why: str) -> None:
         with self._guard:
@@ -462,7 +463,14 @@ class QueryRun:
             timer.start()
         con = None
         try:
+            # the store's own files failing to open are not the query's error: they go up
+            # as they are (the CLI's boundary names them: DuckDB, OSError, ...)
             con = connect(self.data_dir, limits=self.limits)
+        except BaseException:
+            if timer is not None:
+                timer.cancel()
+            raise
+        try:
             with self._guard:
                 self._con = con
                 stopped = self._why is not None
@@ -506,6 +514,7 @@ class QueryRun:
                 self._why = self._why or "cancel"
                 self.error = self._stopped_error()
             except Exception as e:  # anything else still ends the run with one line
+                self.exception = e      # as it was raised, for a caller that reports it itself
                 self.error = TracekitError(f"SQL: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
         self._thread = threading.Thread(target=work, name="tracekit-query", daemon=True)
         self._thread.start()

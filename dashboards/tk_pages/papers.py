@@ -138,10 +138,13 @@ def _experiment(exp: str, what: str) -> None:
                 st.error(f"Evaluating {exp}{' (quick)' if quick else ''} failed: {str(e).splitlines()[0]}")
     _evaluate_buttons(exp, info)
     if not results:
-        quick_cmd = bool(info and info["quick_runs"])
+        has_quick = bool(info and info["quick_runs"])
         st.info(f"No result for {exp} in the store yet. Evaluate it now from the runs the store holds (above), "
-                "or run its simulations and save its result for this page with:")
-        st.code(dd.reproduce_command(exp, quick_cmd, store.data_dir, papers_dir), language="bash")
+                "or run its simulations and save its result for this page with"
+                + (" (the quick, reduced version first, then the full one):" if has_quick else ":"))
+        commands = ([dd.reproduce_command(exp, True, store.data_dir, papers_dir)] if has_quick else []) \
+            + [dd.reproduce_command(exp, False, store.data_dir, papers_dir)]
+        st.code("\n".join(commands), language="bash")
         return
     # the one evaluated here first (the newest), then the saved ones, newest first
     keys = sorted(results, key=lambda k: (k[0] == "here", str(results[k].get("when", ""))), reverse=True)
