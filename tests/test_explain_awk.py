@@ -212,3 +212,27 @@ def test_docs_page_is_current(wired, wireless_runs):
     catalogue."""
     runs = [measure(wired[0], *WIRED_RUN), measure(wireless_runs("old")[0], *WIRELESS_RUN)]
     assert render(*runs) == DOCS_PAGE.read_text(), "run: python -m tracekit.explain.docs"
+
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "awk"
+
+
+@pytest.mark.parametrize("name, want", [("delay.awk", frozenset()), ("pdr.awk", frozenset()),
+                                        ("jitter.awk", frozenset()), ("drops.awk", frozenset()),
+                                        # its header says it divides by (last delivery - first send)
+                                        ("throughput.awk", frozenset({"active_period"}))])
+def test_the_benchmark_scripts(wired, name, want):
+    """benchmarks/awk/ (per-flow scripts written to the contract's definitions, each printing
+    `fid src dst metric value` lines): their metrics are explained as their headers say, and
+    the flow ids and addresses before them are recognised as such, not as metrics."""
+    trace, variants, _ = wired
+    report = explain_awk(BENCH / name, trace, variants=variants)
+    lines = report.output.splitlines()
+    assert len(lines) == 2                              # one per flow of the run
+    for e in report.explanations:
+        p = e.printed
+        position = p.context.split().index(p.text)
+        if position < 3:                                # fid, source and destination address
+            assert not e.explained and e.identifier, (name, p.context, p.text)
+        elif position == 4:                             # the metric (pdr.awk: sent recv pdr)
+            assert [frozenset(m.mistakes) for m in e.matches][:1] == [want], (name, p.context)

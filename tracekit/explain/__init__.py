@@ -89,7 +89,7 @@ class Report:
         for e in self.explanations:
             p: Printed = e.printed
             row: dict[str, Any] = {"printed": p.text, "context": p.context, "line": p.line_no,
-                                   "unit": p.unit.text if p.unit else None}
+                                   "unit": p.unit.text if p.unit else None, "identifier": e.identifier}
             if e.matches:
                 m = e.matches[0]
                 fam = self.variants.catalogue.families[m.family]
@@ -121,10 +121,12 @@ class Report:
             out += ["  " + ln for ln in text.splitlines()]
         n = len(self.explanations)
         bad = sum(1 for e in self.explanations if e.explained and not e.agrees)
-        unexplained = sum(1 for e in self.explanations if not e.explained)
-        out.append(f"{n} number{'s' if n != 1 else ''}: {n - bad - unexplained} agree with tracekit, "
-                   f"{bad} explained by mistakes, {unexplained} unexplained (tracekit's values: from "
-                   f"{self.variants.source})")
+        ids = sum(1 for e in self.explanations if not e.explained and e.identifier)
+        unexplained = sum(1 for e in self.explanations if not e.explained) - ids
+        out.append(f"{n} number{'s' if n != 1 else ''}: {n - bad - unexplained - ids} agree with tracekit, "
+                   f"{bad} explained by mistakes, {unexplained} unexplained"
+                   + (f", {ids} flow ids, nodes or addresses" if ids else "")
+                   + f" (tracekit's values: from {self.variants.source})")
         return "\n".join(out)
 
 

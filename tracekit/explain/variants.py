@@ -134,7 +134,8 @@ def scalings(family: Family, printed: Printed, unit_mistakes: list[Mistake], als
         elif label.kind == "percent":
             out.append(Scaled(100.0, None, "%"))
     elif kind == "count":
-        if label is None or label.kind == "count":
+        # a count is printed as a whole number ("4", not "4.0", which is more often an address)
+        if (label is None or label.kind == "count") and printed.decimals <= 0:
             out.append(Scaled(1.0, None, label.text if label else ""))
     return out
 
@@ -156,6 +157,7 @@ class Match:
 class Explanation:
     printed: Printed
     matches: list[Match] = field(default_factory=list)    # the fewest-mistakes ones, best first
+    identifier: str | None = None    # unexplained, but equal to a flow id, node or address of the trace
 
     @property
     def explained(self) -> bool:
@@ -218,14 +220,33 @@ def explain_numbers(variants: Variants, numbers: list[Printed]) -> list[Explanat
                     matches.append(m)
             out.append(Explanation(p, matches))
         else:
-            out.append(Explanation(p))
+            out.append(Explanation(p, identifier=_identifier(variants, p)))
     return out
+
+
+def _identifier(variants: Variants, p: Printed) -> str | None:
+    """What an unexplained number with no unit label may name: a flow id, a node, an address
+    (node.port) of one of the trace's flows."""
+    if p.unit is not None:
+        return None
+    flows = variants.flows.values()
+    if p.decimals == 0 and p.text.isdigit():
+        n = int(p.text)
+        what = [w for w, ok in (("a flow id", any(f.fid == n for f in flows)),
+                                ("a node", any(n in (int(f.src.split(".")[0]), int(f.dst.split(".")[0])) for f in flows)))
+                if ok]
+        return " or ".join(what) or None
+    if any(p.text in (f.src, f.dst) for f in flows):
+        return "an address (node.port)"
+    return None
 
 
 def sentence(variants: Variants, e: Explanation) -> str:
     """One plain line: what the printed number is, and tracekit's value beside it."""
     p = e.printed
     if not e.matches:
+        if e.identifier:
+            return f"{p.text}: unexplained as a metric; {e.identifier} of the trace"
         return f"{p.text}{' ' + p.unit.text if p.unit else ''}: unexplained (no variant in the catalogue reproduces it within 0.1 %)"
     cat = variants.catalogue
     lines = []
