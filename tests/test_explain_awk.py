@@ -236,3 +236,20 @@ def test_the_benchmark_scripts(wired, name, want):
             assert not e.explained and e.identifier, (name, p.context, p.text)
         elif position == 4:                             # the metric (pdr.awk: sent recv pdr)
             assert [frozenset(m.mistakes) for m in e.matches][:1] == [want], (name, p.context)
+
+
+def test_numbers_and_their_unit_labels_are_read():
+    from tracekit.explain.numbers import read_numbers
+
+    out = ("Throughput (Mb/s): 1.25\n"
+           "fid1 delay 46.8ms, pdr 0.98 sent 196 packets\n"
+           "rate=355.1kbps loss 2 %\n"
+           "x 1e3 y -0.5 _2_ 3.0.1 2nd x86\n")
+    got = [(p.text, p.unit.text if p.unit else None, p.line_no) for p in read_numbers(out)]
+    assert got == [("1.25", "Mb/s", 1), ("46.8", "ms", 2), ("0.98", None, 2), ("196", "packets", 2),
+                   ("355.1", "kbps", 3), ("2", "%", 3), ("1e3", None, 4), ("-0.5", None, 4)]
+    mb = read_numbers(out)[0]
+    assert (mb.unit.kind, mb.unit.power, mb.decimals, mb.significant) == ("rate", 2, 2, 3)
+    # a long output: the first and the last half of the limit
+    many = "\n".join(f"v {i}" for i in range(10)) + "\n"
+    assert [p.text for p in read_numbers(many, limit=4)] == ["0", "1", "8", "9"]

@@ -898,7 +898,8 @@ def explain_awk(
         store = root if (root / STORE_FILE).is_file() else None
     report = explain(script, trace, list(awk_args or []), timeout_s, data_dir=store)
     if fmt == ExplainFormat.json:
-        json.dump({"numbers": report.rows(), "source": report.variants.source}, sys.stdout, indent=1)
+        json.dump({"numbers": report.rows(), "source": report.variants.source, "skipped_numbers": report.skipped},
+                  sys.stdout, indent=1)
         sys.stdout.write("\n")
         return
     if not report.explanations:

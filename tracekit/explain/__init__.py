@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import TracekitError
 from .awk import DEFAULT_TIMEOUT_S, run_awk
-from .numbers import Printed, read_numbers
+from .numbers import Printed, count_numbers, read_numbers
 from .variants import Explanation, Variants, compute, explain_numbers, sentence
 
 __all__ = ["Report", "explain_awk", "trace_variants", "run_awk", "read_numbers", "explain_numbers",
@@ -80,6 +80,7 @@ class Report:
     variants: Variants
     output: str
     explanations: list[Explanation]
+    skipped: int = 0          # numbers in the middle of a long output, not explained
 
     def rows(self) -> list[dict[str, Any]]:
         """The --format json rows: printed, context, explained_by (mistake names; [] = agrees
@@ -126,7 +127,9 @@ class Report:
         out.append(f"{n} number{'s' if n != 1 else ''}: {n - bad - unexplained - ids} agree with tracekit, "
                    f"{bad} explained by mistakes, {unexplained} unexplained"
                    + (f", {ids} flow ids, nodes or addresses" if ids else "")
-                   + f" (tracekit's values: from {self.variants.source})")
+                   + f" (tracekit's values: from {self.variants.source})"
+                   + (f"; {self.skipped} numbers in the middle of the output skipped (the first and last "
+                      f"{len(self.explanations) // 2} are explained)" if self.skipped else ""))
         return "\n".join(out)
 
 
@@ -140,4 +143,5 @@ def explain_awk(script: str | os.PathLike, trace: str | os.PathLike, awk_args: l
     if variants is None:
         variants = trace_variants(trace, data_dir)
     numbers = read_numbers(output)
-    return Report(variants, output, explain_numbers(variants, numbers))
+    skipped = count_numbers(output) - len(numbers)
+    return Report(variants, output, explain_numbers(variants, numbers), skipped)

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 MAX_NUMBERS = 2000
 
-# a number not glued to a word (`fid1`, `_2_`, `x86`); awk prints %.6g, %f, %e and integers
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+# a number not glued to a word before it (`fid1`, `_2_`) and followed by nothing but a unit
+# (`46.8ms`, `355.1kbps`; not `x86`, `3.0.1`); awk prints %.6g, %f, %e and integers
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?P<suffix>[A-Za-z/%]*)(?![\w.])")
 _WORD = re.compile(r"\S+")
 
 
@@ -80,19 +81,33 @@ def _unit_near(line: str, start: int, end: int, prev_end: int) -> Unit | None:
 
 
 def read_numbers(output: str, limit: int = MAX_NUMBERS) -> list[Printed]:
-    """Every number in the output, in order, at most `limit`."""
+    """Every number in the output, in order; of more than `limit`, the first and the last
+    limit / 2 (a summary usually comes last, after per-packet lines)."""
+    every = _all_numbers(output)
+    if len(every) <= limit:
+        return every
+    return every[: limit // 2] + every[len(every) - (limit - limit // 2):]
+
+
+def count_numbers(output: str) -> int:
+    return len(_all_numbers(output))
+
+
+def _all_numbers(output: str) -> list[Printed]:
     out: list[Printed] = []
     for i, line in enumerate(output.splitlines(), 1):
         prev_end = 0
         for m in _NUMBER.finditer(line):
-            text = m.group(0)
+            suffix = m.group("suffix")
+            if suffix and parse_unit(suffix) is None:
+                continue                     # part of a word (`2nd`, `10x`)
+            text = m.group(0)[: len(m.group(0)) - len(suffix)]
             try:
                 value = float(text)
             except ValueError:
                 continue
             decimals, significant = _digits(text)
-            out.append(Printed(text, value, decimals, significant, line.strip(), i, _unit_near(line, m.start(), m.end(), prev_end)))
+            end = m.end() - len(suffix)
+            out.append(Printed(text, value, decimals, significant, line.strip(), i, _unit_near(line, m.start(), end, prev_end)))
             prev_end = m.end()
-            if len(out) >= limit:
-                return out
     return out

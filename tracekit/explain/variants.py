@@ -9,6 +9,7 @@ preferring the fewest mistakes.
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,40 +184,53 @@ def explain_numbers(variants: Variants, numbers: list[Printed]) -> list[Explanat
     fams = cat.families
     order = list(cat.mistakes)
     out = []
+    # every variant printed every way a number with this label may show it, sorted by value:
+    # one table per kind of label, then a window search per number
+    tables: dict[tuple, tuple[list[float], list[tuple[float, Value, Scaled]]]] = {}
     for p in numbers:
+        key = (p.unit, p.decimals <= 0)
+        if key not in tables:
+            rows = []
+            for v in variants.values:
+                unscaled = any(cat.mistakes[m].also_unscaled for m in v.mistakes)
+                for sc in scalings(fams[v.family], p, units, unscaled):
+                    rows.append((v.raw * sc.factor, v, sc))
+            rows.sort(key=lambda r: r[0])
+            tables[key] = ([r[0] for r in rows], rows)
+        keys, rows = tables[key]
+        half_ulp = 0.5 * 10.0 ** (-p.decimals) if p.significant >= 3 else 0.0
+        reach = max(2 * REL_TOL * abs(p.value), half_ulp) * 1.01 + 1e-300
+        lo, hi = bisect.bisect_left(keys, p.value - reach), bisect.bisect_right(keys, p.value + reach)
         found: list[tuple[int, float, Match]] = []
-        for v in variants.values:
+        for val, v, s in rows[lo:hi]:
             fam = fams[v.family]
-            unscaled = any(cat.mistakes[m].also_unscaled for m in v.mistakes)
-            for s in scalings(fam, p, units, unscaled):
-                val = v.raw * s.factor
-                if abs(val - p.value) > tolerance(p, val):
-                    continue
-                mistakes = tuple(sorted(v.mistakes + ((s.mistake,) if s.mistake else ()), key=order.index))
-                if len(mistakes) > cat.max_mistakes:
-                    continue
-                flow = variants.flows[v.flow_no]
-                correct = flow.correct.get(fam.metric)
-                correct_printed, unit = None, s.unit
-                if correct is not None:
-                    # tracekit's value in the unit the label says (without a label: the unit this
-                    # variant was found in, unless that was a bare packet rate)
-                    if s.mistake is None and s.unit != "per second":
-                        right = s
-                    else:
-                        right = next(iter(scalings(fam, p, [], False)), s)
-                    correct_printed, unit = correct / fam.to_metric * right.factor, right.unit
-                found.append((len(mistakes), abs(val - p.value) / max(abs(val), 1e-300),
-                              Match(v.family, v.flow_no, mistakes, val, correct, correct_printed, unit)))
+            if abs(val - p.value) > tolerance(p, val):
+                continue
+            mistakes = tuple(sorted(v.mistakes + ((s.mistake,) if s.mistake else ()), key=order.index))
+            if len(mistakes) > cat.max_mistakes:
+                continue
+            flow = variants.flows[v.flow_no]
+            correct = flow.correct.get(fam.metric)
+            correct_printed, unit = None, s.unit
+            if correct is not None:
+                # tracekit's value in the unit the label says (without a label: the unit this
+                # variant was found in, unless that was a bare packet rate)
+                if s.mistake is None and s.unit != "per second":
+                    right = s
+                else:
+                    right = next(iter(scalings(fam, p, [], False)), s)
+                correct_printed, unit = correct / fam.to_metric * right.factor, right.unit
+            found.append((len(mistakes), abs(val - p.value) / max(abs(val), 1e-300),
+                          Match(v.family, v.flow_no, mistakes, val, correct, correct_printed, unit)))
         if found:
             fewest = min(n for n, _, _ in found)
             best = sorted((x for x in found if x[0] == fewest), key=lambda x: (x[1], x[2].flow_no, x[2].mistakes))
             seen: set = set()
             matches = []
             for _, _, m in best:
-                key = (m.family, tuple(sorted(m.mistakes)))
-                if key not in seen:
-                    seen.add(key)
+                same = (m.family, tuple(sorted(m.mistakes)))
+                if same not in seen:
+                    seen.add(same)
                     matches.append(m)
             out.append(Explanation(p, matches))
         else:
