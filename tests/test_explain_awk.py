@@ -168,7 +168,7 @@ def test_errors_are_one_line(wired, tmp_path, tracekit_inproc, monkeypatch):
     trace, _, _ = wired
     bad = tmp_path / "bad.awk"
     bad.write_text("$1 == \"r\" { x += \n")
-    _one_line_error(tracekit_inproc("explain-awk", bad, trace), "gawk failed", "bad.awk")
+    _one_line_error(tracekit_inproc("explain-awk", bad, trace), "gawk failed", "bad.awk", "unexpected newline")
     loop = tmp_path / "loop.awk"
     loop.write_text("BEGIN { while (1) x++ }\n")
     _one_line_error(tracekit_inproc("explain-awk", "--timeout", "1", loop, trace), "did not finish within 1 s")

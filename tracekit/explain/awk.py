@@ -53,7 +53,11 @@ def run_awk(script: str | os.PathLike, trace: str | os.PathLike, awk_args: list[
         if feeder is not None:
             src.close()
     if proc.returncode != 0:
-        first = next((ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()), "")
+        lines = [ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
+        first = lines[0] if lines else ""
+        if len(lines) > 1 and "^" in lines[1]:
+            # a syntax error: gawk echoes the source line, then points at it with the reason
+            first += f" ({lines[1].split('^', 1)[1].strip()})"
         how = f"exit status {proc.returncode}" if proc.returncode > 0 else f"killed by signal {-proc.returncode}"
         raise TracekitError(f"{script}: gawk failed ({how}): {first or 'no message'}")
     return out[:MAX_OUTPUT_BYTES].decode("utf-8", "replace")
