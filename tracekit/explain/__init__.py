@@ -84,8 +84,10 @@ class Report:
 
     def rows(self) -> list[dict[str, Any]]:
         """The --format json rows: printed, context, explained_by (mistake names; [] = agrees
-        with tracekit; null = unexplained), variant_value, correct_metric, correct_value, and
-        which flow and metric, and other explanations with as few mistakes."""
+        with tracekit; null = unexplained), variant_value, correct_metric, correct_value (for a
+        group of flows mixed together: tracekit's definition over the group, and
+        correct_per_flow), and which flow and metric, and other explanations with as few
+        mistakes."""
         out = []
         for e in self.explanations:
             p: Printed = e.printed
@@ -94,15 +96,19 @@ class Report:
             if e.matches:
                 m = e.matches[0]
                 fam = self.variants.catalogue.families[m.family]
+                flow = self.variants.flows[m.flow_no]
                 row.update(explained_by=list(m.mistakes), variant_value=m.value, correct_metric=fam.metric,
                            correct_value=m.correct_value, correct_in_printed_unit=m.correct_printed,
-                           metric=m.family, flow=self.variants.flows[m.flow_no].describe(),
+                           metric=m.family, flow=flow.describe(),
+                           correct_per_flow={self.variants.flows[f].describe(): self.variants.flows[f].correct.get(fam.metric)
+                                             for f in flow.members} or None,
                            also_explained_by=[{"explained_by": list(x.mistakes), "metric": x.family,
                                                "flow": self.variants.flows[x.flow_no].describe(),
                                                "variant_value": x.value} for x in e.matches[1:]])
             else:
                 row.update(explained_by=None, variant_value=None, correct_metric=None, correct_value=None,
-                           correct_in_printed_unit=None, metric=None, flow=None, also_explained_by=[])
+                           correct_in_printed_unit=None, metric=None, flow=None, correct_per_flow=None,
+                           also_explained_by=[])
             out.append(row)
         return out
 

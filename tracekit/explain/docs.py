@@ -11,6 +11,7 @@ in the old wireless format. Every number is computed, none typed.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalogue import UNIT_DIMENSION, Catalogue, Mistake, load
-from .variants import Variants, compute
+from .variants import GROUP_DIMENSION, Variants, compute
 
 # the runs the page is computed from (the tests use the same ones): scenario, parameters, seed
 WIRED_RUN: tuple[str, dict[str, Any], int] = ("cbr-variants", {"duration": 2.0}, 1)
@@ -38,6 +39,11 @@ class Run:
 
 
 def _excerpt(con, cat: Catalogue, m: Mistake, flow_no: int) -> list[int]:
+    if m.dimension == GROUP_DIMENSION:      # a line of each of two flows the group mixes
+        rows = con.execute("SELECT min(l.line_no) FROM explain_lines l JOIN explain_groups g "
+                           "ON list_contains(g.members, l.flow_no) WHERE g.flow_no = $flow AND l.is_data "
+                           "AND l.r_at_dst GROUP BY l.flow_no ORDER BY 1 LIMIT 2", {"flow": flow_no}).fetchall()
+        return [r[0] for r in rows]
     right = m.excerpt_right or "is_data AND r_at_dst"
     wrong = m.excerpt_wrong or right
     # lines of a typical packet (the flow's most common size: not the 40-byte SYN)
@@ -84,10 +90,19 @@ def _effects(v: Variants, m: Mistake) -> list[tuple[str, int, float, float]]:
     family's metric unit, for every family the mistake applies to and every flow."""
     cat = v.catalogue
     out = []
+    if m.dimension == GROUP_DIMENSION:      # each group against its members, flow by flow
+        for fam in cat.families.values():
+            for flow in v.flows.values():
+                together = v.value(fam.name, flow.flow_no)
+                if flow.members and together is not None:
+                    out.append((fam.name, flow.flow_no, math.nan, together * fam.to_metric))
+        return out
     for fam in cat.families.values():
         if not cat.applies(fam, m.name):
             continue
         for flow_no in v.flows:
+            if v.flows[flow_no].members:
+                continue
             right = v.value(fam.name, flow_no)
             if right is None:
                 continue
@@ -106,6 +121,8 @@ def _effects(v: Variants, m: Mistake) -> list[tuple[str, int, float, float]]:
 
 def _biggest_change(v: Variants, m: Mistake) -> tuple[float, int | None]:
     best: tuple[float, int | None] = (0.0, None)
+    if m.dimension == GROUP_DIMENSION:
+        return next(((1.0, e[1]) for e in _effects(v, m)), best)
     for _, flow_no, right, wrong in _effects(v, m):
         change = abs(wrong - right) / abs(right) if right else (abs(wrong) if wrong else 0.0)
         if change > best[0]:
@@ -153,7 +170,9 @@ def render(wired: Run, wireless: Run, command: str = "python -m tracekit.explain
         out += [f"## {m.title}", "", f"`{name}`: your script {m.explanation}.", ""]
         lines = run.excerpts.get(name) or []
         if len(lines) == 2:
-            if (m.excerpt_wrong or "") == (m.excerpt_right or ""):
+            if m.dimension == GROUP_DIMENSION:
+                what = f"lines {lines[0]} and {lines[1]}, deliveries of two different flows"
+            elif (m.excerpt_wrong or "") == (m.excerpt_right or ""):
                 what = f"lines {lines[0]} and {lines[1]}, which both computations read: the arithmetic differs"
             else:
                 what = f"line {lines[0]} is what the right computation reads, line {lines[1]} what the mistake reads"
@@ -163,7 +182,16 @@ def render(wired: Run, wireless: Run, command: str = "python -m tracekit.explain
         if m.wrong or m.right:
             out += ["Wrong:", "", "```awk", m.wrong, "```", "", "Right:", "", "```awk", m.right, "```", ""]
         effects = [e for e in _effects(v, m) if e[2] != e[3]]
-        if effects:
+        if m.dimension == GROUP_DIMENSION and effects:
+            out += [f"On {run.scenario}, the flows mixed together:", "",
+                    "| metric | flows | tracekit, per flow | together |", "|---|---|---|---|"]
+            for fam_name, flow_no, _, together in effects:
+                fam = cat.families[fam_name]
+                each = " / ".join(_num(v.flows[f].correct[fam.metric]) if v.flows[f].correct.get(fam.metric) is not None
+                                  else "NULL" for f in v.flows[flow_no].members)
+                out.append(f"| {fam.metric} | {v.flows[flow_no].describe()} | {each} | {_num(together)} |")
+            out.append("")
+        elif effects:
             out += [f"On {run.scenario}, this mistake alone:", "",
                     "| metric | flow | tracekit | with the mistake | change |", "|---|---|---|---|---|"]
             for fam_name, flow_no, right, wrong in effects:

@@ -18,6 +18,7 @@ from .catalogue import Catalogue, Family, Mistake, load
 from .numbers import Printed
 
 REL_TOL = 1e-3          # 0.1 %
+GROUP_DIMENSION = "flows"   # the mistake of this dimension is made by reading a group of flows
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,12 @@ class Flow:
     ptype: str | None
     src: str
     dst: str
-    correct: dict[str, Any]        # flow_stats column -> value
+    correct: dict[str, Any]        # flow_stats column -> value (a group: its members' together)
+    members: tuple[int, ...] = ()  # a group of flows mixed together: their flow_no
 
     def describe(self) -> str:
+        if self.members:
+            return f"{self.name} of the run"
         who = f"fid {self.fid}" if self.fid is not None else "flow"
         label = f" {self.name}" if self.name else ""
         return f"{who}{label} ({self.ptype} {self.src}->{self.dst})"
@@ -72,7 +76,8 @@ def compute(con, catalogue: Catalogue | None = None) -> Variants:
         flows[r["flow_no"]] = Flow(
             flow_no=r["flow_no"], run_id=r["run_id"], trace_kind=r["trace_kind"], fid=r["fid"], name=r["name"],
             ptype=r["ptype"], src=f"{r['src_node']}.{r['src_port']}", dst=f"{r['dst_node']}.{r['dst_port']}",
-            correct={f.metric: r.get(f.metric) for f in cat.families.values()})
+            correct={f.metric: r.get(f.metric) for f in cat.families.values()},
+            members=tuple(r["members"] or ()))
     values: list[Value] = []
     for fam in cat.families.values():
         combos = cat.variants(fam)
@@ -89,6 +94,11 @@ def compute(con, catalogue: Catalogue | None = None) -> Variants:
             for i, flow_no, v in con.execute("\nUNION ALL\n".join(parts)).fetchall():
                 if v is not None and math.isfinite(v):
                     values.append(Value(fam.name, flow_no, combos[i], v))
+    # a group of flows: tracekit's definitions applied to its members together
+    for v in values:
+        flow = flows[v.flow_no]
+        if flow.members and not v.mistakes:
+            flow.correct[cat.families[v.family].metric] = v.raw * cat.families[v.family].to_metric
     return Variants(cat, flows, values)
 
 
@@ -183,6 +193,7 @@ def explain_numbers(variants: Variants, numbers: list[Printed]) -> list[Explanat
     units = cat.unit_mistakes()
     fams = cat.families
     order = list(cat.mistakes)
+    mixed = next((m.name for m in cat.mistakes.values() if m.dimension == GROUP_DIMENSION), None)
     out = []
     # every variant printed every way a number with this label may show it, sorted by value:
     # one table per kind of label, then a window search per number
@@ -206,10 +217,13 @@ def explain_numbers(variants: Variants, numbers: list[Printed]) -> list[Explanat
             fam = fams[v.family]
             if abs(val - p.value) > tolerance(p, val):
                 continue
-            mistakes = tuple(sorted(v.mistakes + ((s.mistake,) if s.mistake else ()), key=order.index))
+            flow = variants.flows[v.flow_no]
+            if flow.members and mixed is None:
+                continue
+            extra = ((s.mistake,) if s.mistake else ()) + ((mixed,) if flow.members and mixed else ())
+            mistakes = tuple(sorted(v.mistakes + extra, key=order.index))
             if len(mistakes) > cat.max_mistakes:
                 continue
-            flow = variants.flows[v.flow_no]
             correct = flow.correct.get(fam.metric)
             correct_printed, unit = None, s.unit
             if correct is not None:
@@ -272,9 +286,20 @@ def sentence(variants: Variants, e: Explanation) -> str:
             what = f"agrees with tracekit: the {fam.title} of {flow.describe()} ({fam.metric} = {_fmt(m.correct_value)})"
         else:
             words = "; and ".join(cat.mistakes[x].explanation for x in m.mistakes)
+            if flow.members:
+                scale = (m.correct_printed / m.correct_value) if m.correct_value and m.correct_printed is not None else None
+
+                parts = []
+                for f in flow.members:
+                    x = variants.flows[f].correct.get(fam.metric)
+                    parts.append(f"{variants.flows[f].describe()} "
+                                 + (_fmt(x * scale) if x is not None and scale is not None else "NULL"))
+                each = ", ".join(parts)
+                tail = f"tracekit's {fam.title} per flow ({fam.metric}{', in ' + m.unit if m.unit else ''}): {each}"
+            else:
+                tail = f"tracekit's {fam.title} is {right} ({fam.metric} = {_fmt(m.correct_value)})"
             what = (f"= the {fam.title} of {flow.describe()} computed with {len(m.mistakes)} "
-                    f"mistake{'s' if len(m.mistakes) > 1 else ''} [{', '.join(m.mistakes)}]: the script {words}. "
-                    f"tracekit's {fam.title} is {right} ({fam.metric} = {_fmt(m.correct_value)})")
+                    f"mistake{'s' if len(m.mistakes) > 1 else ''} [{', '.join(m.mistakes)}]: the script {words}. {tail}")
         lines.append(("" if i == 0 else "  or ") + what)
     unit = f" {p.unit.text}" if p.unit else ""
     return f"{p.text}{unit} " + "\n".join(lines)
