@@ -157,7 +157,7 @@ def scalings(family: Family, printed: Printed, unit_mistakes: list[Mistake], als
 class Match:
     family: str
     flow_no: int
-    mistakes: tuple[str, ...]       # SQL mistakes, then the unit mistake if any
+    mistakes: tuple[str, ...]       # in catalogue order (SQL, unit and group mistakes)
     value: float                    # as printed (scaled)
     correct_value: float | None     # tracekit's value in the metric's own unit
     correct_printed: float | None   # ... and in the unit of the printed number
