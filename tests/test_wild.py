@@ -1,0 +1,76 @@
+"""Traces from the wild (issue 14): the formats and habits of published ns-2 scripts, each on
+the issue's minimal trace (expected numbers by hand) and on a real ns-2 run of a script in
+tests/tcl/ (expected numbers from the plain references, tests/reference_metrics.py and
+tests/reference_wireless.py)."""
+from __future__ import annotations
+
+import pytest
+
+import reference_wireless as refw
+from test_wireless import compare_views
+from tracekit.ingest import ingest_paths
+from tracekit.query import connect
+
+
+def rows(con, sql: str, params=None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def ingest(data, path, **kw) -> str:
+    (res,) = ingest_paths(data, [path], **kw)
+    assert res.status == "added", res.message
+    return res.run_id
+
+
+def ingest_text(tmp_path, name: str, text: str, **kw):
+    """A store holding one trace written from `text`: (connection, run_id)."""
+    path = tmp_path / name
+    path.write_text(text)
+    run_id = ingest(tmp_path / "store", path, **kw)
+    return connect(tmp_path / "store"), run_id
+
+
+@pytest.fixture(scope="module")
+def wild(wild_traces, tmp_path_factory):
+    """Every real trace of wild_traces ingested into one store: (connection, {name: run_id})."""
+    data = tmp_path_factory.mktemp("wild_store") / "store"
+    ids = {name: ingest(data, path) for name, path in wild_traces.items() if name != "lan_nam"}
+    return connect(data), ids
+
+
+# ---------------------------------------------------------------------------------------
+# 1. a wireless trace with a `v` annotation line
+
+MIN_ANNOTATED = """\
+v 0 eval {set sim_annotation {MOBILE NODE MOVEMENTS}}
+s -t 0.000000000 -Hs 0 -Hd -2 -Ni 0 -Nx 36.00 -Ny 529.00 -Nz 0.00 -Ne 100.000000 -Nl RTR -Nw --- -Ma 0 -Md 0 -Ms 0 -Mt 0 -Is 0.255 -Id -1.255 -It AODV -Il 44 -If 0 -Ii 0 -Iv 1 -P aodv -Pt 0x1 -Ph 1 -Pd 0 -Pds 2 -Pl 4.000000 -Pc HELLO
+"""
+
+
+def test_annotated_wireless_minimal(tmp_path):
+    con, run = ingest_text(tmp_path, "annotated.tr", MIN_ANNOTATED)
+    assert rows(con, "SELECT trace_kind, n_events FROM runs") == [{"trace_kind": "wireless", "n_events": 1}]
+    assert rows(con, "SELECT line_no, time, text FROM annotations WHERE run_id = ?", [run]) == [
+        {"line_no": 1, "time": 0.0, "text": "eval {set sim_annotation {MOBILE NODE MOVEMENTS}}"}]
+    (ev,) = rows(con, "SELECT line_no, event, layer, ptype, size FROM wireless_events")
+    assert ev == {"line_no": 2, "event": "s", "layer": "RTR", "ptype": "AODV", "size": 44}
+
+
+def test_annotation_without_time_is_a_bad_line(tmp_path):
+    path = tmp_path / "bad.tr"
+    path.write_text(MIN_ANNOTATED + "v later\n")
+    (res,) = ingest_paths(tmp_path / "store", [path])
+    assert res.status == "failed"
+    assert res.message == f"{path}:3: annotation line ('v') without a numeric time: 'v later'"
+
+
+@pytest.mark.parametrize("name", ["wl_annot_old", "wl_annot_new"])
+def test_annotated_wireless_real(wild, wild_traces, name):
+    con, ids = wild
+    assert rows(con, "SELECT line_no, text FROM annotations WHERE run_id = ?", [ids[name]]) == [
+        {"line_no": 1, "text": "eval {set sim_annotation {MOBILE NODE MOVEMENTS}}"}]
+    exp = refw.reference(wild_traces[name])
+    assert exp["flows"] and all(f["recv_pkts"] > 0 for f in exp["flows"].values())
+    compare_views(con, ids[name], exp, name)
