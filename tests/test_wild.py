@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+import reference_metrics as refm
 import reference_wireless as refw
+from test_metrics import compare_run
 from test_wireless import compare_views
 from tracekit.ingest import ingest_paths
 from tracekit.query import connect
@@ -36,7 +38,8 @@ def ingest_text(tmp_path, name: str, text: str, **kw):
 def wild(wild_traces, tmp_path_factory):
     """Every real trace of wild_traces ingested into one store: (connection, {name: run_id})."""
     data = tmp_path_factory.mktemp("wild_store") / "store"
-    ids = {name: ingest(data, path) for name, path in wild_traces.items() if name != "lan_nam"}
+    labels = {"cwnd_pairs": {"var": "cwnd", "flow": "1"}}
+    ids = {name: ingest(data, path, labels=labels.get(name)) for name, path in wild_traces.items() }
     return connect(data), ids
 
 
@@ -74,3 +77,61 @@ def test_annotated_wireless_real(wild, wild_traces, name):
     exp = refw.reference(wild_traces[name])
     assert exp["flows"] and all(f["recv_pkts"] > 0 for f in exp["flows"].values())
     compare_views(con, ids[name], exp, name)
+
+
+# ---------------------------------------------------------------------------------------
+# 3. LAN traces (`$ns newLan`): `h` lines, `d` lines of overhearing stations
+
+MIN_LAN = """\
+h 5.120008 0 6 tcp 1040 ------- 0 0.0 5.0 1 2
++ 5.150008 0 6 tcp 1040 ------- 0 0.0 5.0 1 2
+- 5.150008 0 6 tcp 1040 ------- 0 0.0 5.0 1 2
+d 5.150012 4 6 tcp 1040 ------- 0 0.0 5.0 1 2
+d 5.150012 3 6 tcp 1040 ------- 0 0.0 5.0 1 2
+d 5.150012 2 6 tcp 1040 ------- 0 0.0 5.0 1 2
+d 5.150012 1 6 tcp 1040 ------- 0 0.0 5.0 1 2
+r 5.180012 6 5 tcp 1040 ------- 0 0.0 5.0 1 2
+"""
+
+
+def test_lan_minimal(tmp_path):
+    con, run = ingest_text(tmp_path, "lan.tr", MIN_LAN)
+    (fs,) = rows(con, "SELECT * FROM flow_stats WHERE run_id = ?", [run])
+    # by hand: one packet, sent (h at 5.120008), delivered at 5.180012; the four `d` lines are
+    # the stations 1-4 overhearing it on the LAN (node 6)
+    assert (fs["sent_pkts"], fs["recv_pkts"], fs["dropped_pkts"], fs["overheard_pkts"]) == (1, 1, 0, 4)
+    assert fs["drop_rate"] == 0 and fs["in_flight_pkts"] == 0
+    assert fs["mean_delay_ms"] == pytest.approx(60.004, abs=1e-9)
+    assert fs["t_first_send"] == 5.120008
+    # the reference agrees
+    (exp,) = refm.all_metrics(MIN_LAN)["flow_stats"].values()
+    assert (exp["dropped_pkts"], exp["overheard_pkts"]) == (0, 4) and exp["mean_delay_ms"] == pytest.approx(60.004)
+    assert rows(con, "SELECT event, count(*) AS n FROM events GROUP BY event ORDER BY event") == [
+        {"event": "+", "n": 1}, {"event": "-", "n": 1}, {"event": "d", "n": 4}, {"event": "h", "n": 1}, {"event": "r", "n": 1}]
+
+
+def test_lan_loss_is_still_a_drop(tmp_path):
+    """A frame lost on the LAN (never received across it) keeps its `d` lines as drops."""
+    lost = "\n".join(ln for ln in MIN_LAN.splitlines() if not ln.startswith("r ")) + "\n"
+    con, run = ingest_text(tmp_path, "lost.tr", lost)
+    (fs,) = rows(con, "SELECT sent_pkts, recv_pkts, dropped_pkts, overheard_pkts FROM flow_stats WHERE run_id = ?", [run])
+    assert fs == {"sent_pkts": 1, "recv_pkts": 0, "dropped_pkts": 4, "overheard_pkts": 0}
+    (exp,) = refm.all_metrics(lost)["flow_stats"].values()
+    assert (exp["dropped_pkts"], exp["overheard_pkts"]) == (4, 0)
+
+
+def test_lan_real(wild, wild_traces):
+    con, ids = wild
+    text = wild_traces["lan"].read_text()
+    m = refm.all_metrics(text)
+    st = m["flow_stats"]
+    # the run has what the test is about: overheard frames, real queue drops at n4, h lines
+    assert sum(f["overheard_pkts"] for f in st.values()) > 100
+    assert sum(f["dropped_pkts"] for f in st.values()) > 0
+    tcp = next(f for f in st.values() if f["fid"] == 1)
+    cbr = next(f for f in st.values() if f["fid"] == 2)
+    assert cbr["dropped_pkts"] == 0 and cbr["recv_pkts"] == cbr["sent_pkts"] == 50
+    # the CBR flow stays on the LAN: h at the sender, r at the receiver 20.004 ms later
+    assert cbr["mean_delay_ms"] == pytest.approx(20.004)
+    assert tcp["dropped_pkts"] == tcp["sent_pkts"] - tcp["recv_pkts"]
+    compare_run(con, ids["lan"], text, {}, window=(0.5, 1.5))
