@@ -135,3 +135,53 @@ def test_lan_real(wild, wild_traces):
     assert cbr["mean_delay_ms"] == pytest.approx(20.004)
     assert tcp["dropped_pkts"] == tcp["sent_pkts"] - tcp["recv_pkts"]
     compare_run(con, ids["lan"], text, {}, window=(0.5, 1.5))
+
+
+# ---------------------------------------------------------------------------------------
+# 4. routing packets of a type outside the known list
+
+_NEW = ("{ev} -t {t:.9f} -Hs {n} -Hd -2 -Ni {n} -Nx 0.00 -Ny 0.00 -Nz 0.00 -Ne -1.000000 -Nl {layer} -Nw --- "
+        "-Ma 0 -Md 0 -Ms 0 -Mt 0 -Is {src} -Id {dst} -It {ptype} -Il {size} -If {fid} -Ii {uid} -Iv 32 {tail}")
+
+
+def _line(ev, t, n, layer, src, dst, ptype, size, uid, fid=0):
+    tail = "-P aodv -Pt 0x1 -Ph 1 -Pd 0 -Pds 2 -Pl 4.000000 -Pc HELLO" if ptype == "MYAODV" else f"-Pn cbr -Pi {uid} -Pf 0 -Po 0"
+    return _NEW.format(ev=ev, t=t, n=n, layer=layer, src=src, dst=dst, ptype=ptype, size=size, uid=uid, fid=fid, tail=tail)
+
+
+# A modified AODV (`-It MYAODV`): two HELLOs sent by nodes 0 and 1, one received at 1 (an `r`:
+# not counted), a request sent by 0 and forwarded by 1: by hand 3 sent, 1 forwarded, 4 routing
+# packets of 44 + 44 + 48 + 48 bytes... and one CBR packet 0 -> 2 delivered: nrl 4 / 1.
+MIN_MYAODV = "\n".join([
+    _line("s", 0.0, 0, "RTR", "0.255", "-1.255", "MYAODV", 44, 0),
+    _line("s", 0.1, 1, "RTR", "1.255", "-1.255", "MYAODV", 44, 1),
+    _line("r", 0.2, 1, "RTR", "0.255", "-1.255", "MYAODV", 44, 0),
+    _line("s", 1.0, 0, "AGT", "0.0", "2.0", "cbr", 512, 2, fid=1),
+    _line("s", 1.0, 0, "RTR", "0.255", "-1.255", "MYAODV", 48, 3),
+    _line("f", 1.1, 1, "RTR", "0.255", "-1.255", "MYAODV", 48, 3),
+    _line("f", 1.3, 1, "RTR", "0.0", "2.0", "cbr", 532, 2, fid=1),
+    _line("r", 1.5, 2, "AGT", "0.0", "2.0", "cbr", 532, 2, fid=1),
+]) + "\n"
+
+
+def test_unknown_routing_type_minimal(tmp_path):
+    con, run = ingest_text(tmp_path, "myaodv.tr", MIN_MYAODV)
+    (o,) = rows(con, "SELECT * EXCLUDE (run_id) FROM routing_overhead")
+    assert o == {"routing_sent_pkts": 3, "routing_fwd_pkts": 1, "routing_pkts": 4, "routing_bytes": 44 + 44 + 48 + 48,
+                 "data_recv_pkts": 1, "nrl": 4.0}
+    fw = {r["node"]: r for r in rows(con, "SELECT * FROM node_forwarding")}
+    assert (fw[1]["fwd_routing_pkts"], fw[1]["fwd_data_pkts"], fw[1]["fwd_data_bytes"]) == (1, 1, 532)
+    exp = refw.reference_text(MIN_MYAODV)
+    assert exp["routing"]["routing_pkts"] == 4 and exp["forwarding"][1] == (1, 532, 1)
+    compare_views(con, run, exp, "MYAODV")
+
+
+def test_mdart_real(wild, wild_traces):
+    """ns-2.35's own MDART (packet type MDART): its packets count as routing packets."""
+    con, ids = wild
+    exp = refw.reference(wild_traces["wl_mdart"])
+    assert exp["routing"]["routing_sent_pkts"] > 10
+    assert all(ln.ptype == "MDART" for ln in exp["lines"] if ln.layer == "RTR" and ln.src_port == 255)
+    compare_views(con, ids["wl_mdart"], exp, "MDART")
+    (o,) = rows(con, "SELECT routing_pkts FROM routing_overhead WHERE run_id = ?", [ids["wl_mdart"]])
+    assert o["routing_pkts"] == exp["routing"]["routing_pkts"]
