@@ -150,7 +150,9 @@ def wild_traces(tmp_path_factory) -> dict[str, Path]:
     """Real ns-2.35 output in the habits of published scripts (issue 14), a few simulated
     seconds each: wl_annot_old / wl_annot_new (wireless, AODV, a `trace-annotate` `v` line on
     top), wl_mdart (wireless, MDART: routing packets of a type outside tracekit's list), lan
-    and lan_nam (a `$ns newLan` LAN: the normal trace and the nam trace of one simulation)."""
+    and lan_nam (a `$ns newLan` LAN: the normal trace and the nam trace of one simulation),
+    cwnd_pairs and cwnd_tcpvar (a Tcl proc's `$now [$tcp set cwnd_]` every 0.1 s, and the same
+    agent's `$tcp trace cwnd_`)."""
     d = tmp_path_factory.mktemp("wild_traces")
     out = {}
     for name, fmt, rp in (("wl_annot_old", "old", "AODV"), ("wl_annot_new", "new", "AODV"), ("wl_mdart", "old", "MDART")):
@@ -158,6 +160,8 @@ def wild_traces(tmp_path_factory) -> dict[str, Path]:
         out[name] = d / f"{name}.tr"
     _run_ns("wild_lan.tcl", "lan.tr", "lan.nam", cwd=d)
     out["lan"], out["lan_nam"] = d / "lan.tr", d / "lan.nam"
+    _run_ns("wild_cwnd.tcl", "cwnd_pairs.txt", "cwnd_tcpvar.tr", cwd=d)
+    out["cwnd_pairs"], out["cwnd_tcpvar"] = d / "cwnd_pairs.txt", d / "cwnd_tcpvar.tr"
     for name, p in out.items():
         assert p.stat().st_size > 0, f"ns wrote an empty {name}"
     return out
