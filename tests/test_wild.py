@@ -234,3 +234,83 @@ def test_series_real(wild, wild_traces):
         before = [val for ts, val in steps if ts <= t - 1e-5]
         near = [val for ts, val in steps if abs(ts - t) < 1e-5]
         assert (before and v == pytest.approx(before[-1], abs=1e-3)) or any(v == pytest.approx(x, abs=1e-3) for x in near), t
+
+
+# ---------------------------------------------------------------------------------------
+# 6. nam traces
+
+# By hand: a TCP packet 0 -> 2 over 0 -> 1 -> 2 (enqueued at 0.1, hop lines after each
+# dequeue with seq -1, received at 2 at 0.35), one dropped at 1 -> 2 and one CBR packet 3 -> 2
+# (flow 2) delivered; scene lines and an annotation between them.
+MIN_NAM = """\
+V -t * -v 1.0a5 -a 0
+A -t * -n 1 -p 0 -o 0x7fffffff -c 30 -a 1
+n -t * -a 0 -s 0 -S UP -v circle -c black -i black
+l -t * -s 0 -d 1 -S UP -r 1000000 -D 0.1 -c black -o right
++ -t 0.1 -s 0 -d 1 -p tcp -e 1040 -c 1 -i 7 -a 1 -x {0.0 2.0 3 ------- null}
+- -t 0.1 -s 0 -d 1 -p tcp -e 1040 -c 1 -i 7 -a 1 -x {0.0 2.0 3 ------- null}
+h -t 0.1 -s 0 -d 1 -p tcp -e 1040 -c 1 -i 7 -a 1 -x {0.0 2.0 -1 ------- null}
++ -t 0.12 -s 0 -d 1 -p tcp -e 1040 -c 1 -i 8 -a 1 -x {0.0 2.0 4 ------- null}
+r -t 0.2 -s 0 -d 1 -p tcp -e 1040 -c 1 -i 7 -a 1 -x {0.0 2.0 3 ------- null}
++ -t 0.2 -s 1 -d 2 -p tcp -e 1040 -c 1 -i 7 -a 1 -x {0.0 2.0 3 ------- null}
+- -t 0.25 -s 1 -d 2 -p tcp -e 1040 -c 1 -i 7 -a 1 -x {0.0 2.0 3 ------- null}
+h -t 0.25 -s 1 -d 2 -p tcp -e 1040 -c 1 -i 7 -a 1 -x {0.0 2.0 -1 ------- null}
+d -t 0.3 -s 0 -d 1 -p tcp -e 1040 -c 1 -i 8 -a 1 -x {0.0 2.0 4 ------- null}
+r -t 0.35 -s 1 -d 2 -p tcp -e 1040 -c 1 -i 7 -a 1 -x {0.0 2.0 3 ------- null}
+v -t 0.5 -e sim_annotation 0.5 1 hello from probe
++ -t 0.6 -s 3 -d 2 -p cbr -e 200 -c 2 -i 9 -a 2 -x {3.0 2.1 0 ------- null}
+- -t 0.6 -s 3 -d 2 -p cbr -e 200 -c 2 -i 9 -a 2 -x {3.0 2.1 0 ------- null}
+h -t 0.6 -s 3 -d 2 -p cbr -e 200 -c 2 -i 9 -a 2 -x {3.0 2.1 -1 ------- null}
+r -t 0.61 -s 3 -d 2 -p cbr -e 200 -c 2 -i 9 -a 2 -x {3.0 2.1 0 ------- null}
+"""
+
+
+def test_nam_minimal(tmp_path):
+    con, run = ingest_text(tmp_path, "min.nam", MIN_NAM)
+    assert rows(con, "SELECT trace_kind, n_events, t_end FROM runs") == [{"trace_kind": "nam", "n_events": 14, "t_end": 0.61}]
+    fs = {r["fid"]: r for r in rows(con, "SELECT * FROM flow_stats WHERE run_id = ?", [run])}
+    assert set(fs) == {1, 2}
+    tcp, cbr = fs[1], fs[2]
+    assert (tcp["sent_pkts"], tcp["recv_pkts"], tcp["dropped_pkts"], tcp["overheard_pkts"], tcp["rx_bytes"]) == (2, 1, 1, 0, 1040)
+    assert tcp["mean_delay_ms"] == pytest.approx(250.0)            # 0.35 - 0.1
+    assert tcp["throughput_kbps"] == pytest.approx(1040 * 8 / 1000 / (0.61 - 0.1))
+    assert tcp["goodput_kbps"] == pytest.approx(1000 * 8 / 1000 / (0.61 - 0.1))   # 40 B header
+    assert (cbr["sent_pkts"], cbr["recv_pkts"], cbr["dropped_pkts"], cbr["src_node"], cbr["dst_port"]) == (1, 1, 0, 3, 1)
+    assert cbr["mean_delay_ms"] == pytest.approx(10.0)
+    assert rows(con, "SELECT line_no, time, text FROM annotations") == [{"line_no": 15, "time": 0.5, "text": "sim_annotation 0.5 1 hello from probe"}]
+    (h,) = rows(con, "SELECT * FROM events WHERE line_no = 7")
+    assert (h["event"], h["from_node"], h["to_node"], h["seq"], h["pkt_id"], h["flags"]) == ("h", 0, 1, -1, 7, "-------")
+
+
+def test_nam_bad_line(tmp_path):
+    path = tmp_path / "bad.nam"
+    path.write_text(MIN_NAM.replace("-e 200 -c 2 -i 9 -a 2 -x {3.0 2.1 -1", "-e 200 -c 2 -i x9 -a 2 -x {3.0 2.1 -1"))
+    (res,) = ingest_paths(tmp_path / "store", [path])
+    assert res.status == "failed"
+    assert res.message.startswith(f"{path}:18: -i (packet id) is not a number: 'x9'")
+
+
+def same(got: list[dict], exp: list[dict], n: int) -> None:
+    assert len(got) == len(exp) == n
+    for g, e in zip(got, exp):
+        assert g == {k: pytest.approx(v, rel=1e-9, abs=1e-9) if isinstance(v, float) else v for k, v in e.items()}
+
+
+def test_nam_real_equals_the_normal_trace(wild, wild_traces):
+    """The nam trace and the normal trace of one simulation give the same flow_stats, rtt and
+    queue_delay (the normal trace's are checked against the reference in test_lan_real). nam
+    prints times unrounded (2.03769600000001 where the normal trace has 2.037696): times and
+    what is computed from them agree to 1e-9."""
+    con, ids = wild
+    cols = "fid, src_node, src_port, dst_node, dst_port, sent_pkts, recv_pkts, dropped_pkts, overheard_pkts, rx_bytes, tx_bytes, " \
+           "throughput_kbps, goodput_kbps, mean_delay_ms, p95_delay_ms, jitter_ms, pdr, t_first_send, t_last_recv, t_run_end"
+    q = f"SELECT {cols} FROM flow_stats WHERE run_id = ? ORDER BY fid"
+    same(rows(con, q, [ids["lan_nam"]]), rows(con, q, [ids["lan"]]), 2)
+    q = "SELECT * EXCLUDE (run_id) FROM rtt WHERE run_id = ? ORDER BY fid"
+    same(rows(con, q, [ids["lan_nam"]]), rows(con, q, [ids["lan"]]), 1)
+    q = "SELECT * EXCLUDE (run_id) FROM queue_delay WHERE run_id = ? ORDER BY from_node, to_node"
+    same(rows(con, q, [ids["lan_nam"]]), rows(con, q, [ids["lan"]]), 5)
+    n_h = sum(1 for ln in wild_traces["lan_nam"].read_text().splitlines() if ln.startswith("h -t"))
+    n_h_tr = sum(1 for ln in wild_traces["lan"].read_text().splitlines() if ln.startswith("h "))
+    assert rows(con, "SELECT count(*) AS n FROM events WHERE run_id = ? AND event = 'h'", [ids["lan_nam"]]) == [{"n": n_h}]
+    assert n_h > n_h_tr > 0          # nam: an h line per transmission too

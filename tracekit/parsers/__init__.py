@@ -238,7 +238,7 @@ def parse_text(text: str, kind: str = "wired", path: str = "<text>") -> dict[str
 
 # Registration: importing a format's module registers it. The order of this list is the
 # order of the kinds in messages and of their tables.
-from . import wired, wireless, tcpvar, queue, red, series, refused  # noqa: E402, F401
+from . import wired, wireless, tcpvar, queue, red, series, nam, refused  # noqa: E402, F401
 
 # kind -> the table holding its rows; every stored table -> its schema; packet-trace kinds
 MAIN_TABLE: dict[str, str] = {k: f.main_table for k, f in FORMATS.items()}
