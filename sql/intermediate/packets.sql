@@ -41,17 +41,22 @@ WITH wired_trips AS (  -- data events leaving the source, arriving at the destin
 lan_nodes AS (  -- the nodes standing for a LAN: where `h` events go
     SELECT DISTINCT run_id, to_node AS lan_node FROM events WHERE event = 'h'
 ),
+received_across AS (  -- packets received across a LAN: `r` events from a LAN node
+    -- (filtered by the LAN nodes first: in a run without LANs nothing is kept or hashed)
+    SELECT DISTINCT r.run_id, r.pkt_id, r.from_node AS lan_node
+    FROM events r
+    SEMI JOIN lan_nodes l ON l.run_id = r.run_id AND l.lan_node = r.from_node
+    WHERE r.event = 'r'
+),
 overheard AS (  -- per packet: its `d` events at a LAN it was received across
     SELECT d.run_id, d.pkt_id, count(*) AS n
     FROM events d
-    SEMI JOIN lan_nodes l ON l.run_id = d.run_id AND l.lan_node = d.to_node
-    SEMI JOIN (SELECT run_id, pkt_id, from_node FROM events WHERE event = 'r') r
-        ON r.run_id = d.run_id AND r.pkt_id = d.pkt_id AND r.from_node = d.to_node
+    SEMI JOIN received_across r ON r.run_id = d.run_id AND r.pkt_id = d.pkt_id AND r.lan_node = d.to_node
     WHERE d.event = 'd'
     GROUP BY d.run_id, d.pkt_id
 ),
-wired AS (
-    SELECT t.run_id, t.pkt_id, fid, src_node, src_port, dst_node, dst_port,
+wired_counted AS (
+    SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port,
            any_value(ptype) AS ptype,
            coalesce(any_value(seq) FILTER (WHERE event <> 'h'), any_value(seq)) AS seq,
            any_value(size) AS size,
@@ -60,11 +65,16 @@ wired AS (
            min(time) FILTER (WHERE at_dst) AS t_recv,
            min(line_no) FILTER (WHERE at_dst) AS recv_line,
            coalesce(sum(size) FILTER (WHERE at_dst), 0) AS rx_bytes,
-           count(*) FILTER (WHERE event = 'd') - coalesce(any_value(o.n), 0) AS drops,
-           coalesce(any_value(o.n), 0) AS overheard
-    FROM wired_trips t
-    LEFT JOIN overheard o ON o.run_id = t.run_id AND o.pkt_id = t.pkt_id
-    GROUP BY t.run_id, t.pkt_id, fid, src_node, src_port, dst_node, dst_port  -- one flow per packet id
+           count(*) FILTER (WHERE event = 'd') AS d_events
+    FROM wired_trips
+    GROUP BY run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port  -- one flow per packet id
+),
+wired AS (
+    SELECT w.* EXCLUDE (d_events),
+           w.d_events - coalesce(o.n, 0) AS drops,
+           coalesce(o.n, 0) AS overheard
+    FROM wired_counted w
+    LEFT JOIN overheard o ON o.run_id = w.run_id AND o.pkt_id = w.pkt_id
 ),
 wl_sends AS (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype,
