@@ -176,19 +176,24 @@ def ingest(
     label: List[str] = typer.Option([], "--label", "-l", help="Label every run: KEY=VALUE (repeatable).", metavar="K=V"),
     flow_label: List[str] = typer.Option([], "--flow-label", help="Name a flow: FID=NAME (repeatable), e.g. 1=Reno.", metavar="FID=NAME"),
     skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Skip malformed lines (and count them) instead of stopping at the first."),
+    series_name: Optional[str] = typer.Option(None, "--series-name", help="What a two-column time-value file samples, e.g. cwnd (the same as --label var=NAME).", metavar="NAME"),
     data: Optional[Path] = DataOpt,
 ) -> None:
     """Parse ns-2 traces into the Parquet store, one run per trace.
 
     The kind of each file is detected (wired packet trace, wireless trace in the old CMU
-    or new -t format or both mixed, TCP variable trace, queue monitor, RED trace). The same
-    content ingested twice is one run.
+    or new -t format or both mixed, TCP variable trace, queue monitor, RED trace, two-column
+    time-value series). The same content ingested twice is one run.
 
     Example: tracekit ingest out.tr cwnd.tr.gz --label variant=Reno --flow-label 1=Reno
     """
     from .ingest import ingest_paths
 
     labels = _pairs(label, "--label")
+    if series_name is not None:
+        if labels.get("var", series_name) != series_name:
+            raise TracekitError(f"--series-name {series_name} and --label var={labels['var']} disagree; give one of them")
+        labels["var"] = series_name
     flows_raw = _pairs(flow_label, "--flow-label")
     try:
         flows = {int(k): v for k, v in flows_raw.items()}
