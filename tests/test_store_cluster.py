@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.errors import StoreWriteError
+from tracekit.errors import TracekitError
 from tracekit.store import LEASE_S, Store
 
 
@@ -55,7 +55,7 @@ def test_claim_of_another_machine_waits_for_its_lease(tmp_path):
     (root / ".locks").mkdir(exist_ok=True)
     claim = root / ".locks" / "sim-x.claim"
     foreign_lock(claim, age_s=5)             # its holder touched it 5 s ago: alive as far as we can tell
-    with pytest.raises(StoreWriteError, match="still held"):
+    with pytest.raises(TracekitError, match="still held"):
         with store.claim("sim-x", timeout_s=0.3):
             pass
     assert json.loads(claim.read_text())["token"] == "t-foreign"     # left alone

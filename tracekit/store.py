@@ -287,7 +287,7 @@ class Store:
                 os.utime(mine)                      # the file server's "now", for the lease
                 _break_if_stale(path, now=os.stat(mine).st_mtime)
                 if time.monotonic() > deadline:
-                    raise StoreWriteError(f"{path}: still held after {timeout_s:.0f} s (by {_read_owner(path) or 'someone'}); "
+                    raise TracekitError(f"{path}: still held after {timeout_s:.0f} s (by {_read_owner(path) or 'someone'}); "
                                           "if its holder is dead, remove the file")
                 time.sleep(pause)
                 pause = min(pause * 2, 0.25)
