@@ -156,7 +156,7 @@ class Store:
     def new_staging(self, tag: str = "") -> Path:
         """A fresh directory under .staging/, with its lock held until `commit` or `discard`.
         Named after this process and the tag for people reading the directory; staleness
-        is decided by the lock alone."""
+        is decided by the lock file alone (its flock, its owner, its lease: module docstring)."""
         try:
             self.staging_dir.mkdir(parents=True, exist_ok=True)
             name = f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
@@ -253,7 +253,6 @@ class Store:
             yield
         finally:
             os.close(fd)       # releases the lock; the file stays (unlinking would race)
-
 
     @contextlib.contextmanager
     def claim(self, name: str, timeout_s: float = 600.0) -> Iterator[None]:
