@@ -188,9 +188,42 @@ def test_local_cluster_reports_a_failed_simulation(tmp_path):
     assert {s for _, _, s in store_configs(data)} == {1}
 
 
-def test_the_cli_does_not_import_dask_without_scheduler(tmp_path):
-    code = ("import sys; from tracekit.cli import main; sys.argv = ['tracekit', 'sweep', 'cbr-variants', '--dry-run', "
-            f"'--data', {str(tmp_path / 's')!r}]\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules, 'dask imported'\nprint('ok')")
+def test_the_cli_imports_dask_only_for_scheduler_and_says_which_extra(tmp_path):
+    """A sweep without --scheduler does not import dask; with it and dask not importable (a
+    blocked import stands for it not being installed), one line naming the extra. One
+    interpreter for both."""
+    code = f"""
+import contextlib, io, sys
+from tracekit.cli import main
+
+def tk(*args):
+    sys.argv = ['tracekit', *args, '--data', {str(tmp_path / 's')!r}]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            main()
+        except SystemExit as e:
+            return e.code, err.getvalue()
+    return 0, err.getvalue()
+
+code, err = tk('sweep', 'cbr-variants', '--dry-run')
+assert code in (0, None), err
+assert 'distributed' not in sys.modules and 'dask' not in sys.modules, 'dask imported'
+sys.modules['distributed'] = None
+code, err = tk('sweep', 'cbr-variants', '--scheduler', 'local:1')
+print(code)
+print(err.strip())
+"""
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=60)
-    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-2:] == ["1", "tracekit: error: --scheduler needs dask.distributed: pip install 'tracekit[cluster]'"]
+
+
+def test_scheduler_arguments_are_checked_before_anything_runs(tmp_path, tracekit_inproc):
+    data = tmp_path / "store"
+    for extra, said in ((["--scheduler", "local:0"], "local:N with N from 1 to 1024"),
+                        (["--scheduler", "local:2", "-j", "2"], "--jobs is for the local pool")):
+        p = tracekit_inproc("sweep", "cbr-variants", *extra, data=data)
+        assert p.returncode == 1 and p.stderr.startswith("tracekit: error: ") and said in p.stderr, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1
+    assert not data.exists()

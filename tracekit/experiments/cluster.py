@@ -51,18 +51,26 @@ def sim_task(spec: SimSpec, data_dir: str, keep_traces: bool, ns_binary: str, ti
     return r
 
 
+def _local_workers(scheduler: str) -> int | None:
+    """N of `local:N`; None for a scheduler address."""
+    if not scheduler.startswith(LOCAL_PREFIX):
+        return None
+    n_text = scheduler[len(LOCAL_PREFIX):]
+    if not n_text.isdigit() or not 1 <= int(n_text) <= 1024:
+        raise TracekitError(f"--scheduler {clip_repr(scheduler)}: expected local:N with N from 1 to 1024 worker processes")
+    return int(n_text)
+
+
 def _connect(scheduler: str):
     """(client, cluster or None) for `local:N` or a scheduler address."""
     distributed = _import_dask()
-    if scheduler.startswith(LOCAL_PREFIX):
-        n_text = scheduler[len(LOCAL_PREFIX):]
-        if not n_text.isdigit() or int(n_text) < 1:
-            raise TracekitError(f"--scheduler {clip_repr(scheduler)}: expected local:N with N >= 1 worker processes")
+    n_local = _local_workers(scheduler)
+    if n_local is not None:
         import logging
 
         # one thread per worker process: a task is one ns-2 run, then an ingest (polars
         # parallelises inside it); silence_logs: Dask's own chatter stays off the terminal
-        cluster = distributed.LocalCluster(n_workers=int(n_text), threads_per_worker=1, processes=True,
+        cluster = distributed.LocalCluster(n_workers=n_local, threads_per_worker=1, processes=True,
                                            dashboard_address=None, silence_logs=logging.ERROR)
         try:
             return distributed.Client(cluster), cluster
@@ -103,7 +111,8 @@ def run_sims_cluster(
     (an address, or local:N). As `sweep.run_sims`: a failed simulation is a result and the
     others go on; `on_workers` is told the number of workers when it changes."""
     data = Path(data_dir).resolve()       # the workers' path to the shared store
-    if scheduler.startswith(LOCAL_PREFIX):
+    _import_dask()                        # a missing extra or a bad local:N: said before the store is made
+    if _local_workers(scheduler) is not None:
         try:
             find_ns(ns_binary)            # local workers: the same check as the local pool
         except NsNotFoundError as e:
