@@ -12,6 +12,8 @@ Dask is imported here only: `pip install 'tracekit[cluster]'`.
 """
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import socket
 import time
@@ -66,8 +68,6 @@ def _connect(scheduler: str):
     distributed = _import_dask()
     n_local = _local_workers(scheduler)
     if n_local is not None:
-        import logging
-
         # one thread per worker process: a task is one ns-2 run, then an ingest (polars
         # parallelises inside it); silence_logs: Dask's own chatter stays off the terminal
         cluster = distributed.LocalCluster(n_workers=n_local, threads_per_worker=1, processes=True,
@@ -128,6 +128,11 @@ def run_sims_cluster(
         return results
     client, cluster = _connect(scheduler)
     distributed = _import_dask()
+    # the client's own log (a traceback when the scheduler goes away) would drown the
+    # one-line message below; the scheduler's and workers' logs are where they run
+    client_log = logging.getLogger("distributed.client")
+    old_level = client_log.level
+    client_log.setLevel(logging.CRITICAL)
     try:
         if on_start:
             on_start(len(todo), len(results))
@@ -146,37 +151,45 @@ def run_sims_cluster(
                 by_key[key] = spec
                 pending.add(client.submit(sim_task, spec, str(data), keep_traces, ns_binary, timeout_s, key=key))
 
-        submit_more()
-        while pending:
-            now = time.monotonic()
-            if on_workers and now - last_poll >= 1.0:
-                last_poll = now
-                n = len(client.nthreads())
-                if n != n_workers:
-                    n_workers = n
-                    on_workers(n)
-            try:
-                finished, _ = distributed.wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                continue
-            for fut in finished:
-                pending.discard(fut)
-                spec = by_key.pop(fut.key)
-                if fut.status == "finished":
-                    r = fut.result()
-                elif fut.status == "cancelled":
-                    r = SimResult(spec, "failed", error="the task was cancelled on the cluster")
-                else:
-                    r = _lost(spec, fut.exception())
-                fut.release()
-                results.append(r)
-                if on_result:
-                    on_result(r)
+        try:
             submit_more()
+            while pending:
+                now = time.monotonic()
+                if on_workers and now - last_poll >= 1.0:
+                    last_poll = now
+                    n = len(client.nthreads())
+                    if n != n_workers:
+                        n_workers = n
+                        on_workers(n)
+                try:
+                    finished, _ = distributed.wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    continue
+                for fut in finished:
+                    pending.discard(fut)
+                    spec = by_key.pop(fut.key)
+                    if fut.status == "finished":
+                        r = fut.result()
+                    elif fut.status == "cancelled":
+                        r = SimResult(spec, "failed", error="the task was cancelled on the cluster")
+                    else:
+                        r = _lost(spec, fut.exception())
+                    fut.release()
+                    results.append(r)
+                    if on_result:
+                        on_result(r)
+                submit_more()
+        except (asyncio.CancelledError, Exception) as e:
+            if client.status == "running" and not isinstance(e, asyncio.CancelledError):
+                raise
+            n_landed = sum(r.status != "skipped" for r in results)
+            raise TracekitError(f"lost the Dask scheduler {scheduler} ({type(e).__name__}) after {n_landed} of {len(todo)} "
+                                "simulations; what finished is in the store: run the sweep again to resume") from None
     finally:
         try:
             client.close()
         finally:
+            client_log.setLevel(old_level)
             if cluster is not None:
                 cluster.close()
     return results
