@@ -124,6 +124,7 @@ def dask_cluster(tmp_path):
             p.wait()
 
 
+@pytest.mark.slow
 def test_sweep_on_a_cluster_survives_a_dead_worker_and_a_dead_client(tmp_path, dask_cluster):
     address, (w1, w2) = dask_cluster
     data = tmp_path / "store"
@@ -169,6 +170,7 @@ def test_sweep_on_a_cluster_survives_a_dead_worker_and_a_dead_client(tmp_path, d
     assert not [n for n in left if n.startswith(f"{w1.pid}-")], f"the dead worker's staging was not cleaned: {left}"
 
 
+@pytest.mark.slow
 def test_local_cluster_reports_a_failed_simulation(tmp_path):
     """local:N: a LocalCluster; a simulation whose ns-2 fails is reported with ns-2's own
     words and the host, the others land, exit status 1."""
