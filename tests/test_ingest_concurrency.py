@@ -125,7 +125,7 @@ def test_killed_ingest_leaves_no_run(tmp_path, ns_traces, populated_store, store
             mine = []
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and proc.poll() is None:
-                mine = [d for d in staging.iterdir() if d.name.startswith(f"{proc.pid}-")]
+                mine = [d for d in staging.iterdir() if d.name.startswith(f"{proc.pid}-") and d.is_dir()]   # not its .lock
                 if mine and any(mine[0].iterdir()):       # a Parquet part is on disk
                     break
                 time.sleep(0.01)
