@@ -27,7 +27,7 @@ tk_parse_args rtt-fairness [list \
     {packet_size int 1000} \
     {window int 10000} \
     {start_jitter float 1.0} \
-    {drain_s float 0.6} \
+    {drain_s float 0.2} \
 ]
 
 set ns [new Simulator]
