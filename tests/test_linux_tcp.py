@@ -50,6 +50,8 @@ def test_unknown_algorithm_refused_before_ns_runs(sid, key, value, tmp_path):
         resolve_params(sid, {key: value})
     msg = str(exc.value)
     assert "\n" not in msg and repr(value) in msg and "linux-cubic" in msg and "linux-lp" in msg, msg
+    if value == "cubic":
+        assert msg.endswith("(did you mean linux-cubic?)"), msg
     params = resolve_params(sid)
     params[key] = value           # bypassing resolution: the runner checks the value too
     with pytest.raises(ValueError, match="not resolved|bad value"):

@@ -117,7 +117,9 @@ class Param:
                 folded = {c.lower(): c for c in choices}
                 if text.lower() in folded:
                     return folded[text.lower()]
-                raise ValueError(f"{where}bad value {clip_repr(text)} for {self.name}: must be {self.allowed()}")
+                # "cubic" for "linux-cubic": ns-2's Linux TCP algorithms are linux-ALG variants
+                hint = f" (did you mean {folded['linux-' + text.lower()]}?)" if "linux-" + text.lower() in folded else ""
+                raise ValueError(f"{where}bad value {clip_repr(text)} for {self.name}: must be {self.allowed()}{hint}")
             return text
         if self.type == "str":
             if not text or any(c.isspace() for c in text):
