@@ -179,8 +179,9 @@ proc tk_sink_class {variant} {
 
 # One-way TCP agent + sink + FTP.  opts: packet_size window maxcwnd (0 = ns default).
 # variant: Tahoe Reno Newreno Vegas Sack1, or linux-ALG (Agent/TCP/Linux running ALG).
-# Every agent's cwnd_ is traced into cwnd.tr (Agent/TCP/Linux too: same line format;
-# some algorithms give fractional values).  Returns the FTP application.
+# Every agent's cwnd_ is traced into cwnd.tr (Agent/TCP/Linux too: same line format,
+# integer values for all fifteen algorithms; only an agent left without select_ca, or
+# given a name ns-2 lacks, runs a default that traces fractional cwnd_ on every ACK).  Returns the FTP application.
 proc tk_tcp_flow {src dst variant fid {packet_size 0} {window 0} {maxcwnd 0}} {
     global ns tk
     set tcp [new [tk_tcp_class $variant]]
