@@ -124,7 +124,7 @@ def condition(sel: Selection, pinned: dict | None = None, extra: str = "") -> st
             if len(vals) == 1 and k not in ("trace_format",):
                 fixed.append(f"{k}={vals[0]}")
     if fixed:
-        parts.append(", ".join(fixed[:5]) + (f" (+{len(fixed) - 5} more fixed)" if len(fixed) > 5 else ""))
+        parts.append(", ".join(fixed[:4]) + (f" (+{len(fixed) - 4} more fixed)" if len(fixed) > 4 else ""))
     seeds = sorted(int(s) for s in sel.wired["seed"].dropna().unique())
     second = []
     if sel.seed is not None:
@@ -186,23 +186,37 @@ def mark_identical(fig: go.Figure) -> list[list[str]]:
     return same
 
 
+def _wrap(text: str, width: int) -> list[str]:
+    """A subtitle line cut into lines of at most `width` characters at '; ' and ', ' (plotly
+    does not wrap titles: a long one ran off the chart)."""
+    out, cur = [], ""
+    for piece in re.split(r"(?<=[;,]) ", text):
+        if cur and len(cur) + 1 + len(piece) > width:
+            out.append(cur)
+            cur = piece
+        else:
+            cur = f"{cur} {piece}" if cur else piece
+    return out + ([cur] if cur else [])
+
+
 def chart(fig: go.Figure, name: str, *, key: str | None = None, height: int | None = None,
-          context: str = "") -> None:
+          context: str = "", wrap: int = 110) -> None:
     """A plotly chart whose modebar camera saves `name`.png or .svg (sidebar choice). The
     chart's title gets `context` as a second line (what the exported image shows: scenario,
     condition, seeds, what the whiskers are); the title sits below the modebar's strip, so
     the toolbar never covers it. Traces drawing the same points are marked as identical."""
     fmt = IMAGE_FORMATS.get(st.session_state.get("image_format") or "PNG", "png")
     title = fig.layout.title.text or ""
-    if context:
-        title = f"{title}<br>" + "<br>".join(f"<sup>{line}</sup>" for line in context.split("<br>"))
-    fig.update_layout(title=dict(text=title, x=0, xanchor="left", xref="container", y=1, yref="container",
-                                 yanchor="top", pad=dict(t=30, l=8)),
-                      margin=dict(l=10, r=10, t=(70 + 20 * (context.count("<br>") + 1)) if context else 70, b=10),
+    lines = [w for part in context.split("<br>") for w in _wrap(part, wrap)] if context else []
+    if lines:
+        title = f"{title}<br>" + "<br>".join(f"<sup>{line}</sup>" for line in lines)
+    total = (height or fig.layout.height or 450) + 17 * len(lines)
+    # the title well below the figure's top: the modebar's strip (26 px, the whole width of a narrow chart) stays clear
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left", xref="container", y=1 - 50 / total,
+                                 yref="container", yanchor="top", pad=dict(l=8)),
+                      margin=dict(l=10, r=10, t=90 + 17 * len(lines), b=10), height=total,
                       legend_title_text=fig.layout.legend.title.text)
     same = mark_identical(fig)
-    if height:
-        fig.update_layout(height=height)
     opts = {"format": fmt, "filename": slug(name)}
     if fmt == "png":
         opts["scale"] = 2

@@ -727,7 +727,8 @@ def test_exported_titles_state_the_conditions(app, con):
         assert f"{len(seeds)} seeds (1-2)" in title and "whiskers: 95% CI of the mean" in title, title
         # the title sits below the modebar's strip (pad), inside a top margin that holds it
         layout = f["spec"]["layout"]
-        assert layout["title"]["pad"]["t"] >= 28 and layout["margin"]["t"] >= 100
+        assert (1 - layout["title"]["y"]) * layout["height"] >= 45 and layout["title"]["yanchor"] == "top"
+        assert layout["margin"]["t"] >= 90 + 17 * title.count("<sup>")
 
 
 def test_time_series_keeps_runs_colours_by_variant_and_shares_the_time_axis(app, con):

@@ -89,7 +89,7 @@ for i, (m, mm) in enumerate(offered.items()):
         fig.update_yaxes(rangemode="tozero")
         ctx = ui.condition(sel, pinned, "bars: mean over seeds; " + ui.ci_note(d["n_runs"], mm) if sel.seed is None
                            else "single runs")
-        ui.chart(fig, f"compare-{m}", key=f"compare-{m}", height=360, context=ctx)
+        ui.chart(fig, f"compare-{m}", key=f"compare-{m}", height=360, context=ctx, wrap=62)
 
 st.subheader("Numbers")
 series_col = "routing" if sel.series_title == "Routing protocol" else "queue"

@@ -46,7 +46,7 @@ for i, (m, M) in enumerate(wireless.items()):
                      title=M.title + (" (higher is better)" if M.higher_is_better else " (lower is better)"))
         fig.update_layout(showlegend=False)
         fig.update_yaxes(rangemode="tozero")
-        ui.chart(fig, f"wireless-{m}", key=f"wireless-{m}", height=340,
+        ui.chart(fig, f"wireless-{m}", key=f"wireless-{m}", height=340, wrap=62,
                  context=ui.condition(sel, pinned, ui.ci_note(d["n_runs"], M) if sel.seed is None else ""))
         if comp is not None:
             ui.verdict_line(comp, m)
