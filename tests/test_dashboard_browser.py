@@ -37,7 +37,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 PAGES = [("", "Overview", 1), ("compare", "Compare variants", 5), ("sweep", "Sweep", 1),
          ("timeseries", "Time series", 3), ("fairness", "Fairness", 1),
          ("throughput_delay", "Throughput vs delay", 1), ("distributions", "Distributions", 3),
-         ("links", "Links & TCP", 4), ("papers", "Papers", 0), ("sql", "SQL", 1)]
+         ("links", "Links & TCP", 3), ("papers", "Papers", 0), ("sql", "SQL", 1)]
 
 
 def _free_port() -> int:
@@ -201,7 +201,7 @@ def test_modebar_downloads_png_then_svg(server, browser, tmp_path):
     text = svg.read_text()
     assert text.startswith("<svg") and "Throughput (kbit/s)" in text
     # the image states its conditions: scenario, pinned parameter, seeds, what the whiskers are
-    for part in ("scenario cbr-variants", "cbr_rate_mbps=3.0", "2 seeds", "whiskers: 95% CI of the mean"):
+    for part in ("scenario cbr-variants", "cbr_rate_mbps=", " seeds (", "whiskers: 95% CI of the mean"):
         assert part in text, part
     page.close()
 
@@ -281,7 +281,7 @@ def test_wireless_page_in_chromium(server, browser, shots):
     assert page.get_by_text("Node positions at t = 0 s").count() >= 1
     assert page.locator(".js-plotly-plot .main-svg").count() >= 8
     # the time slider moves the nodes: the map's title follows it
-    slider = page.locator('[data-testid="stSlider"] [role="slider"]').last
+    slider = page.locator('[data-testid="stSlider"] input[type="range"]').last
     slider.focus()
     for _ in range(20):
         slider.press("ArrowRight")
