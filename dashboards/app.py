@@ -56,7 +56,7 @@ UNFILTERED = ("SQL", "Papers")
 def _sidebar(status: dd.StoreStatus, page: str) -> dd.Selection:
     sb = st.sidebar
     if page in UNFILTERED:
-        sb.warning(f"The filters below do not apply to the {page} page"
+        sb.info(f"The filters below do not apply to the {page} page"
                    + (": a query sees every run of the store (filter with WHERE)." if page == "SQL" else
                       ": each paper experiment has its own runs."), icon=":material/filter_alt_off:")
     with st.spinner(f"Computing flow_stats, fairness, run_metrics and replication_stats for {len(status.run_ids)} runs "

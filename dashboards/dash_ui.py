@@ -156,8 +156,8 @@ def _same_traces(fig: go.Figure) -> list[list[str]]:
             continue
         if len(t.x) < 2 and t.showlegend is False:
             continue
-        key = (tuple(map(str, t.x)), tuple(round(float(v), 9) if v is not None and v == v else None for v in t.y),
-               getattr(t, "xaxis", None), getattr(t, "yaxis", None))
+        ys = [round(float(v), 9) if v is not None and v == v else float("nan") for v in t.y]
+        key = (tuple(sorted(zip(map(str, t.x), ys), key=str)), getattr(t, "xaxis", None), getattr(t, "yaxis", None))
         groups.setdefault(key, []).append(t.name)
     return [g for g in groups.values() if len(set(g)) > 1]
 
@@ -224,7 +224,7 @@ def chart(fig: go.Figure, name: str, *, key: str | None = None, height: int | No
                                  "displayModeBar": True},
                     key=key or f"chart-{slug(name)}")
     for g in same:
-        st.caption("Identical series (drawn on top of each other, told apart by line style): " + " = ".join(g) + ".")
+        st.caption("Identical series (drawn on top of each other, told apart by line style or marker): " + " = ".join(g) + ".")
 
 
 def table(df: pd.DataFrame, name: str, *, key: str | None = None, style=None, **kw) -> None:

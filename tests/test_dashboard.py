@@ -773,7 +773,7 @@ def test_sql_page_example_joins_runs_and_now_works(app, con):
     for _, row in got.iterrows():
         vals = [f["throughput_kbps"] for f in flows if f["name"] == row["name"]]
         assert row["flows"] == len(vals) and close(row["mean_throughput_kbps"], sum(vals) / len(vals))
-    assert any("do not apply to the SQL page" in w.value for w in at.sidebar.warning)
+    assert any("do not apply to the SQL page" in w.value for w in at.sidebar.info)
     assert frame(at, "view", "columns") is not None
     _typed(at, "SELECT now() AS t, TIMESTAMPTZ '2020-01-02 03:04:05+00' AS t0")
     assert not at.error
@@ -822,11 +822,13 @@ def test_identical_series_are_marked_not_hidden(app):
 
     fig = go.Figure([go.Scatter(x=[0, 1, 2], y=[1.0, 2.0, 3.0], name="Tahoe", mode="lines"),
                      go.Scatter(x=[0, 1, 2], y=[1.0, 2.0, 3.0], name="Reno", mode="lines"),
-                     go.Scatter(x=[0, 1, 2], y=[1.0, 2.0, 3.5], name="Vegas", mode="lines")])
-    assert dash_ui.mark_identical(fig) == [["Tahoe", "Reno"]]
+                     go.Scatter(x=[0, 1, 2], y=[1.0, 2.0, 3.5], name="Vegas", mode="lines"),
+                     go.Scatter(x=[2, 0, 1], y=[3.0, 1.0, 2.0], name="Newreno", mode="markers")])  # same points
+    assert dash_ui.mark_identical(fig) == [["Tahoe", "Reno", "Newreno"]]
     names = [t.name for t in fig.data]
-    assert names == ["Tahoe (= Reno)", "Reno (= Tahoe)", "Vegas"]
+    assert names == ["Tahoe (= Reno, Newreno)", "Reno (= Tahoe, Newreno)", "Vegas", "Newreno (= Tahoe, Reno)"]
     assert fig.data[0].line.dash != fig.data[1].line.dash and fig.data[2].line.dash is None
+    assert fig.data[3].marker.symbol not in (None, "circle")
     # on a page: a manet run traced in both formats is one simulation, its cwnd_ twice
     at = app("timeseries", "manet")
     cw = next(f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Congestion window"))

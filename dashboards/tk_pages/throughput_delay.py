@@ -37,12 +37,18 @@ fig.update_traces(marker_size=8)
 means = sel.store.group_means(pts, ("throughput_kbps", "p95_delay_ms"))
 info = pts.drop_duplicates("group").set_index("group")[["variant", "condition"]]
 means = means.join(info, on="group")
+# means of several variants on the same point (Tahoe, Reno and Newreno lose nothing at a low
+# CBR rate and agree packet for packet): concentric crosses of falling size, and said below
+same = means.assign(_k=list(zip(means["p95_delay_ms"].round(9), means["throughput_kbps"].round(9))))
+same = same[same.duplicated("_k", keep=False)].groupby("_k")
+variants = dd.natural_sorted(means["variant"])
 for variant, g in means.groupby("variant", sort=True):
     order = g
+    size = 22 - 12 * variants.index(variant) / max(len(variants) - 1, 1)
     fig.add_trace(go.Scatter(x=order["p95_delay_ms"], y=order["throughput_kbps"],
                              mode="markers+text" if conds else "markers", text=order["condition"] if conds else None,
                              textposition="top center", textfont=dict(size=10, color=colours.get(variant)),
-                             marker=dict(symbol="x", size=15, color=colours.get(variant), line=dict(width=2, color="black")),
+                             marker=dict(symbol="x", size=size, color=colours.get(variant), line=dict(width=2, color="black")),
                              name=f"{variant}: mean over seeds", customdata=order[["flows", "condition"]].to_numpy(),
                              hovertemplate=f"{variant} %{{customdata[1]}}: mean of %{{customdata[0]}} flows<br>"
                                            "p95 delay %{x:.1f} ms<br>throughput %{y:.1f} kbit/s<extra></extra>"))
@@ -50,6 +56,9 @@ fig.update_xaxes(autorange="reversed")
 ui.chart(fig, "throughput-vs-delay", key="td-chart", height=580,
          context=ui.condition(sel, extra="dots: one flow of one run; crosses: a variant's mean over seeds at each "
                                          + (", ".join(conds) if conds else "condition") + "; delay axis reversed"))
+for _k, g in same:
+    st.caption("Identical means (drawn on top of each other, as concentric crosses): "
+               + " = ".join(g["variant"]) + (f" at {g['condition'].iloc[0]}" if conds else "") + ".")
 st.caption("Dots: one flow of one run (flow_stats). Crosses: each variant's mean over the seeds"
            + (f", one per value of {', '.join(conds)} (labelled)" if conds else "")
            + ". The delay axis runs from high to low, as in Pantheon's plots: better is up and to the right.")
