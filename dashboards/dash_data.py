@@ -264,6 +264,12 @@ class DashStore:
                 FROM agg""")
         return self._memoised(("pooled_replication",), compute)
 
+    def series_names(self) -> list[str]:
+        """Every flow name and queue type (or routing protocol) of the store, in natural
+        order: what dash_ui gives its colours from, so a name keeps its colour on every page."""
+        return self._memoised(("series_names",), lambda: natural_sorted(
+            list(self.flow_stats()["name"].dropna().unique()) + list(self.runs()["queue_type"].dropna().unique())))
+
     def metrics(self, level: str | None = None, source_view: str | None = None) -> dict[str, Metric]:
         """The catalogued metrics (in catalogue order) whose source column this store's views
         have, of one level and source view if given."""

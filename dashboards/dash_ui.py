@@ -49,9 +49,7 @@ def colours(names=()) -> dict[str, str]:
     sel = st.session_state.get("tk_selection")
     known: list = []
     if sel is not None:
-        store = sel.store
-        known = store._memoised(("colour_names",), lambda: natural_sorted(
-            list(store.flow_stats()["name"].dropna().unique()) + list(store.runs()["queue_type"].dropna().unique())))
+        known = sel.store.series_names()
     out = dict(FIXED_COLOURS)
     free = [c for c in EXTRA + PALETTE if c not in out.values()] + PALETTE
     i = 0
