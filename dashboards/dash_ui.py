@@ -152,7 +152,7 @@ def _same_traces(fig: go.Figure) -> list[list[str]]:
     for t in fig.data:
         if t.type != "scatter" or getattr(t, "fill", None) == "toself" or not t.name or t.x is None or t.y is None:
             continue
-        if len(t.x) < 2 and t.showlegend is False:
+        if len(t.x) == 0 or (len(t.x) < 2 and t.showlegend is False):
             continue
         ys = [round(float(v), 9) if v is not None and v == v else float("nan") for v in t.y]
         key = (tuple(sorted(zip(map(str, t.x), ys), key=str)), getattr(t, "xaxis", None), getattr(t, "yaxis", None))

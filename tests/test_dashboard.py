@@ -829,6 +829,8 @@ def test_identical_series_are_marked_not_hidden(app):
     assert names == ["Tahoe (= Reno, Newreno)", "Reno (= Tahoe, Newreno)", "Vegas", "Newreno (= Tahoe, Reno)"]
     assert fig.data[0].line.dash != fig.data[1].line.dash and fig.data[2].line.dash is None
     assert fig.data[3].marker.symbol not in (None, "circle")
+    empty = go.Figure([go.Scatter(x=[], y=[], name="retransmission (0)"), go.Scatter(x=[], y=[], name="dropped (0)")])
+    assert dash_ui.mark_identical(empty) == []          # two empty traces hide nothing
     # on a page: a manet run traced in both formats is one simulation, its cwnd_ twice
     at = app("timeseries", "manet")
     cw = next(f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Congestion window"))
@@ -877,6 +879,9 @@ def test_distributions_are_the_packets_delays(app, con):
 def test_links_page_drops_queues_rtt_and_time_sequence(app, con):
     at = app("links")
     run = at.selectbox(key="links-run-cbr-variants").value
+    per_run = rows_of(con, "SELECT f.run_id, sum(f.dropped_pkts) AS d FROM flow_stats f JOIN runs r USING (run_id) "
+                           "WHERE r.scenario = 'cbr-variants' AND f.name IN ('Reno', 'Vegas') GROUP BY 1")
+    assert {r["run_id"]: r["d"] for r in per_run}[run] == max(r["d"] for r in per_run)   # the most drops first
     figs = {f["spec"]["layout"]["title"]["text"].split("<br>")[0]: f["spec"] for f in charts(at)}
     events = rows_of(con, f"SELECT event, time, from_node, to_node, ptype, fid, src_node, src_port, dst_node, dst_port, "
                           f"seq, pkt_id FROM events WHERE run_id = '{run}' ORDER BY line_no")

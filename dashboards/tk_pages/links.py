@@ -19,7 +19,11 @@ if sel.wired.empty:
 
 labels = {r["run_id"]: sel.setup_of(r) for _, r in sel.wired.iterrows()}
 ids = list(labels)
-run = st.selectbox("Run", ids, format_func=lambda r: f"{labels[r]}  [{r[:8]}]", key=f"links-run-{sel.scenario}")
+# first offered: the run with the most drops of the selected flows (the most to look at)
+drops_per_run = sel.flows.groupby("run_id")["dropped_pkts"].sum()
+ids.sort(key=lambda r: -float(drops_per_run.get(r, 0) or 0))
+run = st.selectbox("Run", ids, format_func=lambda r: f"{labels[r]}  [{r[:8]}]", key=f"links-run-{sel.scenario}",
+                   help="Ordered by the drops of the selected flows, most first.")
 row = sel.wired.set_index("run_id").loc[run]
 ctx = f"scenario {sel.scenario or '(none)'}; run {labels[run]} [{run[:8]}]"
 wired = row["trace_kind"] == "wired"
