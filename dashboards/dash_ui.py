@@ -111,7 +111,7 @@ def ci_note(n_runs, metric: Metric | None = None) -> str:
     return text
 
 
-def condition(sel: Selection, pinned: dict | None = None, extra: str = "") -> str:
+def condition(sel: Selection, pinned: dict | None = None, extra: str = "", seeds_of_selection: bool = True) -> str:
     """What a chart shows, for its subtitle (and so the exported image): scenario, the
     pinned and fixed parameters, the seeds."""
     parts = [f"scenario {sel.scenario or '(none)'}"]
@@ -125,7 +125,9 @@ def condition(sel: Selection, pinned: dict | None = None, extra: str = "") -> st
         parts.append(", ".join(fixed[:4]) + (f" (+{len(fixed) - 4} more fixed)" if len(fixed) > 4 else ""))
     seeds = sorted(int(s) for s in sel.wired["seed"].dropna().unique())
     second = []
-    if sel.seed is not None:
+    if not seeds_of_selection:
+        pass
+    elif sel.seed is not None:
         second.append(f"seed {sel.seed} only")
     elif seeds:
         second.append(f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''} ({_ranges(seeds)})")

@@ -91,6 +91,10 @@ def facet(fig_kw: dict, df: pd.DataFrame, run_col: str) -> dict:
     return fig_kw
 
 
+shown_seeds = sorted(int(x) for x in picked["seed"].dropna().unique())
+ctx = ui.condition(sel, extra=f"{len(run_ids)} run{'s' if len(run_ids) != 1 else ''} shown, single runs (no averaging)"
+                   + (f", seed{'s' if len(shown_seeds) != 1 else ''} {', '.join(map(str, shown_seeds))}" if shown_seeds else ""),
+                   seeds_of_selection=False)
 # one time range for the three charts: from 0 to the latest end of the runs shown
 t_end = float(pd.to_numeric(sel.runs.set_index("run_id").loc[list(run_ids), "t_end"]).max())
 x_range = [0, t_end]
@@ -111,7 +115,7 @@ else:
                   title=f"Throughput per flow ({bin_s:g} s bins)", **{k: v for k, v in kw.items() if k != "height"})
     styled(fig, tp, "run_id", "name")
     fig.update_xaxes(range=x_range)
-    ui.chart(fig, "throughput-series", key="ts-throughput", height=kw["height"], context=ui.condition(sel))
+    ui.chart(fig, "throughput-series", key="ts-throughput", height=kw["height"], context=ctx)
 
 # congestion window
 tv = dd.sibling_runs(sel, run_ids, "tcpvar")
@@ -139,7 +143,7 @@ else:
                   title="Congestion window (cwnd_) of each TCP flow", **{k: v for k, v in kw.items() if k != "height"})
     styled(fig, cw, "packet_run_id", "variant")
     fig.update_xaxes(range=x_range)
-    ui.chart(fig, "cwnd-series", key="ts-cwnd", height=kw["height"], context=ui.condition(sel))
+    ui.chart(fig, "cwnd-series", key="ts-cwnd", height=kw["height"], context=ctx)
 
 # queue length
 qm = dd.sibling_runs(sel, run_ids, "queue_monitor")
@@ -167,7 +171,7 @@ else:
     fig.update_traces(opacity=0.8)
     styled(fig, qs, "packet_run_id", "variant")
     fig.update_xaxes(range=x_range)
-    ui.chart(fig, "queue-series", key="ts-queue", height=kw["height"], context=ui.condition(sel))
+    ui.chart(fig, "queue-series", key="ts-queue", height=kw["height"], context=ctx)
 
 with st.expander("The runs shown"):
     ui.table(picked.assign(shown_as=picked["run_id"].map(short))[["run_id", "shown_as", "setup", "seed", "sim_id"]],
