@@ -301,6 +301,13 @@ class DashStore:
             "WHERE var = 'cwnd_' AND list_contains(?, run_id) ORDER BY run_id, src_node, src_port, time",
             [list(run_ids)]))
 
+    def cwnd_series(self, run_ids: tuple[str, ...]) -> pd.DataFrame:
+        """Two-column `time value` files labelled var=cwnd (a Tcl proc's samples of cwnd_)."""
+        return self._memoised(("cwnd_series", run_ids), lambda: self.df(
+            "SELECT run_id, time, value, flow FROM series "
+            "WHERE var IN ('cwnd', 'cwnd_') AND list_contains(?, run_id) ORDER BY run_id, flow, line_no",
+            [list(run_ids)]))
+
     def queue_samples(self, run_ids: tuple[str, ...]) -> pd.DataFrame:
         return self._memoised(("queue_samples", run_ids), lambda: self.df(
             "SELECT run_id, sample_kind, time, from_node, to_node, bytes, pkts FROM queue_samples "

@@ -965,3 +965,39 @@ def test_wireless_map_positions_and_forwarding(app, con):
             assert math.isclose(float(arr(tr["x"])[i]), x, abs_tol=1e-9) and math.isclose(float(arr(tr["y"])[i]), y, abs_tol=1e-9)
             assert float(arr(tr["marker"]["color"])[i]) == fwd.get(node, 0)
     assert any(m["time"] <= 9.0 and m["speed_mps"] > 0 for m in moves), "no node moved before 9 s: a weak test"
+
+
+def test_time_series_draws_a_sampled_cwnd_file_beside_the_agents_cwnd(tmp_path, monkeypatch):
+    """A two-column `time value` file (a Tcl proc's cwnd samples: the series view), ingested
+    with the packet trace's sim_id and var=cwnd, is drawn in the cwnd chart as it was written,
+    beside the agents' own cwnd_ trace of that simulation."""
+    from tracekit.ingest import ingest_paths
+
+    store = tmp_path / "store"
+    sample = REPO / "sample_traces" / "reno-vs-vegas" / "DropTail-seed1"
+    ingest_paths(store, [sample / "packets.tr.zst", sample / "cwnd.tr.zst"])
+    c = connect(store)
+    [(packet_run, sim)] = c.execute("SELECT run_id, labels['sim_id'] FROM runs WHERE trace_kind = 'wired'").fetchall()
+    c.close()
+    samples = [(0.1, 1.0), (0.2, 2.0), (0.3, 4.0), (0.4, 8.0), (0.5, 4.0)]     # written by hand
+    f = tmp_path / "cwnd_reno.txt"
+    f.write_text("".join(f"{t} {v}\n" for t, v in samples))
+    [r] = ingest_paths(store, [f], labels={"sim_id": sim, "var": "cwnd", "flow": "Reno"})
+    assert r.status == "added"
+    monkeypatch.setenv("TRACEKIT_DATA", str(store))
+    at = AppTest.from_file(str(APP), default_timeout=180).run()
+    at.sidebar.selectbox(key="scenario").set_value("reno-vs-vegas").run()
+    at.switch_page("tk_pages/timeseries.py").run()
+    assert not at.exception, at.exception[0].message
+    assert at.multiselect(key="ts-runs-reno-vs-vegas").value == [packet_run]
+    cwnd = next(f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Congestion window"))
+    names = [t["name"] for t in cwnd["data"]]
+    sampled = [t for t in cwnd["data"] if t["name"] == "sampled cwnd Reno"]
+    assert len(sampled) == 1, names
+    xs, ys = sampled[0]["x"], sampled[0]["y"]
+    xs = xs if isinstance(xs, list) else list(np.frombuffer(base64.b64decode(xs["bdata"]), dtype=xs["dtype"]))
+    ys = ys if isinstance(ys, list) else list(np.frombuffer(base64.b64decode(ys["bdata"]), dtype=ys["dtype"]))
+    assert [(float(x), float(y)) for x, y in zip(xs, ys)] == samples
+    assert len(names) >= 3     # the agents' own cwnd_ of Reno and Vegas are still drawn
+    colour = {t["name"]: t["line"]["color"] for t in cwnd["data"]}
+    assert colour["sampled cwnd Reno"] == next(v for k, v in colour.items() if k != "sampled cwnd Reno" and "Reno" in k)

@@ -1,6 +1,7 @@
 """Time series of chosen runs overlaid: throughput per flow (throughput_series), the
 congestion window of each TCP flow (tcp_vars cwnd_, from the cwnd trace run of the same
-simulation: sim_id label) and the bottleneck queue length (queue_samples, likewise)."""
+simulation: sim_id label; and the series view's var=cwnd files of that simulation) and the
+bottleneck queue length (queue_samples, likewise)."""
 import pandas as pd
 import plotly.express as px
 import streamlit as st
@@ -117,13 +118,22 @@ else:
     fig.update_xaxes(range=x_range)
     ui.chart(fig, "throughput-series", key="ts-throughput", height=kw["height"], context=ctx)
 
-# congestion window
+# congestion window: the agents' own cwnd_ traces (tcp_vars) and, beside them, any two-column
+# `time value` file of the same simulation labelled var=cwnd (a Tcl proc's samples: series)
 tv = dd.sibling_runs(sel, run_ids, "tcpvar")
 cw = sel.store.cwnd(tuple(tv["run_id"])) if not tv.empty else None
-if cw is None or cw.empty:
+sv = dd.sibling_runs(sel, run_ids, "series")
+cs = sel.store.cwnd_series(tuple(sv["run_id"])) if not sv.empty else None
+if cs is not None and not cs.empty:
+    cs = cs.merge(sv.rename(columns={"run_id": "series_run"}), left_on="run_id", right_on="series_run")
+    cs["flow"] = "sampled cwnd" + (" " + cs["flow"].astype(str)).where(cs["flow"].notna(), "")
+if (cw is None or cw.empty) and (cs is None or cs.empty):
     st.info("No cwnd_ trace for these runs (runs made by `tracekit run`/`sweep` have one; "
-            "for your own traces ingest the `$tcp trace cwnd_` file with the same sim_id label).")
+            "for your own traces ingest the `$tcp trace cwnd_` file, or a two-column `time value` "
+            "file with --series-name cwnd, with the same sim_id label).")
 else:
+    if cw is None:
+        cw = pd.DataFrame(columns=["run_id", "time", "src_node", "src_port", "dst_node", "dst_port", "value"])
     cw = cw.merge(tv.rename(columns={"run_id": "cwnd_run"}), left_on="run_id", right_on="cwnd_run")
     agents = sel.flows[["run_id", "fid", "name", "src_node", "src_port"]].rename(columns={"run_id": "packet_run_id"})
     agents = agents.assign(flow=dd.flow_label(agents.assign(config=agents["packet_run_id"]), ["config"]))
@@ -135,6 +145,10 @@ else:
     last = cw.sort_values("time").groupby(["packet_run_id", "flow"], as_index=False).tail(1).copy()
     last["time"] = last["packet_run_id"].map(ends)
     cw = pd.concat([cw, last[last["time"].notna()]], ignore_index=True).sort_values(["packet_run_id", "flow", "time"])
+    if cs is not None and not cs.empty:
+        # the flow label names the variant when it is one (e.g. --label flow=Reno)
+        cs["name"] = cs["flow"].str.removeprefix("sampled cwnd ").where(cs["flow"] != "sampled cwnd", None)
+        cw = pd.concat([cw, cs[["packet_run_id", "flow", "name", "time", "value"]]], ignore_index=True)
     cw["trace"] = name_traces(cw, "packet_run_id", "flow")
     kw = facet(dict(height=420), cw, "packet_run_id")
     cw["variant"] = cw["name"].fillna(cw["flow"])
