@@ -227,7 +227,6 @@ def test_chromium_offline_draws_every_chart(report_file):
 
 @pytest.mark.parametrize("args, message", [
     (["--where", "scenario=no-such-scenario"], "no runs with a seed match the selection (scenario=no-such-scenario)"),
-    (["--where", "queue=CoDel"], "no runs with a seed match the selection (queue=CoDel)"),
     (["--experiment", "cbr-exp1"], "none of experiment cbr-exp1's"),
     (["--where", "scenario"], "must look like KEY=VALUE"),
 ])
@@ -245,3 +244,13 @@ def test_unwritable_output_fails_before_the_work(store, tmp_path, tracekit_inpro
     assert res.returncode == 1
     assert res.stderr.strip() == f"tracekit: error: {tmp_path / 'missing'}: no such directory (for the report r.html)"
     assert "tracekit: report:" not in res.stderr
+
+
+def test_without_plotly_one_line_names_the_extra(store, tmp_path, tracekit_inproc, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "plotly", None)        # import plotly fails, as when not installed
+    res = tracekit_inproc("report", "-o", tmp_path / "r.html", data=store)
+    assert res.returncode == 1
+    assert res.stderr.strip() == "tracekit: error: tracekit report draws with plotly: pip install 'tracekit[dashboard]'"
+    assert list(tmp_path.iterdir()) == []

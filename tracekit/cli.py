@@ -893,8 +893,12 @@ def report(
         filters.insert(0, Filter("scenario", (scenario,)))
     check_output(output)
 
+    import time
+
+    t0 = time.monotonic()
+
     def progress(msg: str) -> None:
-        print(f"tracekit: report: {msg}", file=sys.stderr, flush=True)
+        print(f"tracekit: report: {msg} ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
 
     rep = build_report(_store(data), filters, experiment, quick=quick, metrics=metric, by=by, progress=progress)
     progress(f"writing {output}")

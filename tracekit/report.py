@@ -371,13 +371,19 @@ def _section(con, scenario: str, runs: list[RunRow], where: Sequence[Filter], me
     for m in TPUT_DELAY[cond.trace_kind]:      # the throughput-delay plane needs both
         if m not in names:
             names.append(m)
+    notes = []
+    if factor == "name":       # flows compared with each other: per-run metrics say nothing per flow
+        per_run = [m for m in names if catalogue_metric(m).level == "run"]
+        names = [m for m in names if m not in per_run]
+        if per_run:
+            notes.append(f"grouped by flow name: the per-run metrics ({', '.join(per_run)}) are left out")
     say(f"{scenario}: comparing {len(runs)} runs by {factor} on {', '.join(names)}")
     run_ids = [r.run_id for r in runs]
     comp = compare(con, scenario, factor, names, per=per, where=where, run_ids=run_ids)
     cond.flows = [n for (n,) in con.execute(
         "SELECT DISTINCT coalesce(name, 'fid ' || CAST(fid AS VARCHAR)) FROM all_flows WHERE list_contains(?, run_id) ORDER BY 1",
         [run_ids]).fetchall()]
-    sec = Section(cond, comp, factor, per)
+    sec = Section(cond, comp, factor, per, notes=notes)
     if comp.pooled_note:
         sec.notes.append(comp.pooled_note)
     say(f"{scenario}: drawing the figures")
@@ -624,12 +630,14 @@ def delay_quantiles(con, runs: list[RunRow], keys: Sequence[str], where: Sequenc
     number of packets and of runs. {(values...): (quantiles, n_packets, n_runs)}"""
     run_ids = [r.run_id for r in runs]
     flow_cond, _ = _flow_condition(con, where, run_ids)
+    # a run label's value from the table below; `name` (the flow name) from all_flows
+    exprs = ["coalesce(f.name, 'fid ' || CAST(f.fid AS VARCHAR))" if k == "name" else f"s.k{i}" for i, k in enumerate(keys)]
     rows = [(r.run_id, *[r.labels.get(k) for k in keys]) for r in runs]
     cols = ", ".join(f"k{i} VARCHAR" for i in range(len(keys)))
     tmp = "tracekit_report_runs"
     con.execute(f"CREATE OR REPLACE TEMP TABLE {tmp} (run_id VARCHAR{', ' + cols if cols else ''})")
     con.executemany(f"INSERT INTO {tmp} VALUES ({', '.join('?' * (len(keys) + 1))})", rows)
-    ks = ", ".join(f"s.k{i}" for i in range(len(keys)))
+    ks = ", ".join(exprs)
     qs = [i / n_points for i in range(n_points + 1)]
     try:
         res = con.execute(f"""
@@ -735,6 +743,12 @@ def _conditions_html(c: Conditions, factor: str, per: Sequence[str], report: Rep
     return "\n".join(out)
 
 
+def _t975(df: int) -> float:
+    from .reproduce import t_975
+
+    return t_975(df)
+
+
 def _verdicts_html(comp: Comparison, sec: Section) -> str:
     out = [f'<p class="muted">Flows: {_e(comp.flow_filter)}; {comp.n_runs} runs; each run counts once (its selected flows '
            f'averaged); 95% CI = mean ± t(0.975, n - 1) · s / √n; verdict: the best {_e(comp.factor)} against the runner-up, '
@@ -747,14 +761,20 @@ def _verdicts_html(comp: Comparison, sec: Section) -> str:
                    f"<tr><th>{_e(comp.factor)}</th><th>n</th><th>mean</th><th>95% CI</th><th>± half-width</th>"
                    f"<th>stddev</th><th>seeds</th></tr>")
         for g in v.groups:
-            iv = (None if g.mean is None or g.ci95_half_width is None
-                  else (g.mean - g.ci95_half_width, g.mean + g.ci95_half_width))
+            iv = _interval(g, M)        # clipped to the metric's range
+            clipped = iv is not None and g.mean is not None and g.ci95_half_width is not None and (
+                iv[0] > g.mean - g.ci95_half_width or iv[1] < g.mean + g.ci95_half_width)
+            mark = ('<abbr title="clipped to the metric\'s range: mean ± half-width leaves it">*</abbr>' if clipped else "")
             out.append(f'<tr class="group" data-level="{_e(g.level)}" data-n="{g.n}"><td>{_e(g.level)}</td>'
                        f'<td class="num n">{g.n}</td>{_num_td(g.mean, "mean")}'
-                       + (f'<td class="num interval">[{_e(fmt_value(iv[0]))}, {_e(fmt_value(iv[1]))}]</td>' if iv else '<td class="num interval">-</td>')
+                       + (f'<td class="num interval">[{_e(fmt_value(iv[0]))}, {_e(fmt_value(iv[1]))}]{mark}</td>' if iv else '<td class="num interval">-</td>')
                        + _num_td(g.ci95_half_width, "ci") + _num_td(g.stddev, "sd")
                        + f"<td>{_e(seed_list(g.seeds))}</td></tr>")
         out.append("</table>")
+        few = min((g.n for g in v.groups if g.n), default=0)
+        if 2 <= few < FEW_SEEDS:
+            out.append(f'<p class="muted">n = {few}: wide intervals (t(0.975, {few - 1}) = {_t975(few - 1):.2f} times the standard error)'
+                       + ("; * interval clipped to the metric's range" if "<abbr" in "".join(out[-len(v.groups) - 1:]) else "") + "</p>")
         out.append(f'<p class="verdict {_e(v.kind)}" data-kind="{_e(v.kind)}"><b>verdict:</b> {_e(v.text)}'
                    + (f'<br><span class="note">note: {_e(v.note)}</span>' if v.note else "") + "</p>")
     return "\n".join(out)
