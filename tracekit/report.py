@@ -60,6 +60,9 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
            "#bcbd22", "#17becf")
 
 Progress = Callable[[str], None]
+# a flow's name in words over all_flows (prefix {f}): its name, else its fid, else its endpoints
+FLOW_NAME_SQL = ("coalesce({f}name, 'fid ' || CAST({f}fid AS VARCHAR), "
+                 "{f}ptype || ' ' || CAST({f}src_node AS VARCHAR) || '->' || CAST({f}dst_node AS VARCHAR))")
 
 
 # ---------------------------------------------------------------------------------------
@@ -105,6 +108,7 @@ class Section:
     per: tuple[str, ...]
     figures: list[FigureSpec] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    extra: list[Comparison] = field(default_factory=list)     # per-run metrics when flows are the factor
 
 
 @dataclass
@@ -246,10 +250,11 @@ def conditions_of(scenario: str, runs: list[RunRow]) -> Conditions:
         tracekit_versions=sorted({r.tracekit_version or "(not recorded)" for r in runs}), flows=[])
 
 
-def default_factor(scenario: str, swept: list[tuple[str, list[str], str]], labels: set[str]) -> str:
+def default_factor(scenario: str, swept: list[tuple[str, list[str], str]], labels: set[str], n_flow_names: int = 0) -> str:
     """The factor groups are formed by: the variant (or pair, routing, queue, or the scenario's
     series parameter) when it is swept, else the first swept label that is not a number, else
-    the first swept label; with nothing swept, the variant or series label (one group)."""
+    the first swept label; with nothing swept, the flows by name when there are several, else
+    the variant or series label (one group)."""
     from .experiments import SCENARIOS
 
     sc = SCENARIOS.get(scenario)
@@ -264,6 +269,8 @@ def default_factor(scenario: str, swept: list[tuple[str, list[str], str]], label
         return cats[0]
     if names:
         return names[0]
+    if n_flow_names > 1:
+        return "name"
     for k in prefer:
         if k in labels:
             return k
@@ -359,7 +366,11 @@ def _section(con, scenario: str, runs: list[RunRow], where: Sequence[Filter], me
              by: str | None, experiment: str | None, say: Progress) -> Section:
     cond = conditions_of(scenario, runs)
     labels = {k for r in runs for k in r.labels}
-    factor = by or default_factor(scenario, cond.swept, labels)
+    run_ids = [r.run_id for r in runs]
+    cond.flows = [n for (n,) in con.execute(
+        f"SELECT DISTINCT {FLOW_NAME_SQL.format(f='')} FROM all_flows WHERE list_contains(?, run_id) ORDER BY 1",
+        [run_ids]).fetchall()]
+    factor = by or default_factor(scenario, cond.swept, labels, len(cond.flows))
     if by is None and experiment is not None:
         from .experiments import EXPERIMENTS
 
@@ -376,14 +387,13 @@ def _section(con, scenario: str, runs: list[RunRow], where: Sequence[Filter], me
         per_run = [m for m in names if catalogue_metric(m).level == "run"]
         names = [m for m in names if m not in per_run]
         if per_run:
-            notes.append(f"grouped by flow name: the per-run metrics ({', '.join(per_run)}) are left out")
+            notes.append(f"grouped by flow name: the per-run metrics ({', '.join(per_run)}) are compared "
+                         "over all the runs together instead (factor: scenario)")
     say(f"{scenario}: comparing {len(runs)} runs by {factor} on {', '.join(names)}")
-    run_ids = [r.run_id for r in runs]
     comp = compare(con, scenario, factor, names, per=per, where=where, run_ids=run_ids)
-    cond.flows = [n for (n,) in con.execute(
-        "SELECT DISTINCT coalesce(name, 'fid ' || CAST(fid AS VARCHAR)) FROM all_flows WHERE list_contains(?, run_id) ORDER BY 1",
-        [run_ids]).fetchall()]
     sec = Section(cond, comp, factor, per, notes=notes)
+    if factor == "name" and per_run:
+        sec.extra.append(compare(con, scenario, "scenario", per_run, per=per, where=where, run_ids=run_ids))
     if comp.pooled_note:
         sec.notes.append(comp.pooled_note)
     say(f"{scenario}: drawing the figures")
@@ -580,7 +590,7 @@ def _figures(con, sec: Section, runs: list[RunRow], where: Sequence[Filter]) -> 
             f"flows: {flows}; {_n_text(allg)}. Whiskers: {CI_TEXT}, clipped to each metric's range.", fig))
 
     # fairness: Jain's index per group
-    jv = by_metric.get("jain_index", [])
+    jv = by_metric.get("jain_index", []) or [v for c in sec.extra for v in c.verdicts if v.metric.name == "jain_index"]
     jg = [g for v in jv for g in v.groups if g.n]
     if jv and not jg:
         sec.notes.append(f"Jain's fairness index: no value in any selected run ({_undefined_why('jain_index')})")
@@ -591,16 +601,17 @@ def _figures(con, sec: Section, runs: list[RunRow], where: Sequence[Filter]) -> 
             gs = [g for g in v.groups if g.n]
             fig.add_trace(go.Bar(
                 x=[g.level for g in gs], y=[g.mean for g in gs], name=_per_text(v.per) or "Jain's index",
-                marker_color=[colours[g.level] for g in gs] if not v.per else PALETTE[i % len(PALETTE)],
+                marker_color=[colours.get(g.level, PALETTE[0]) for g in gs] if not v.per else PALETTE[i % len(PALETTE)],
                 error_y=_error_bars(gs, JM),
                 hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
-        _layout(fig, f"Jain's fairness index by {sec.factor}: {cond_head}",
-                f"{_n_text(jg)}; whiskers: 95% CI of the mean, clipped to [0, 1]", sec.factor, "Jain's index (0 to 1)")
+        jfactor = jv[0].factor
+        _layout(fig, f"Jain's fairness index by {jfactor}: {cond_head}",
+                f"{_n_text(jg)}; whiskers: 95% CI of the mean, clipped to [0, 1]", jfactor, "Jain's index (0 to 1)")
         fig.update_layout(barmode="group", showlegend=bool(sec.per))
         fig.update_yaxes(range=[0, 1.05])
         sec.figures.append(FigureSpec(
             f"{scen}-fairness", "Fairness (Jain's index)",
-            f"Jain's fairness index over the TCP flows of each run, per {sec.factor}"
+            f"Jain's fairness index over the TCP flows of each run, per {jfactor}"
             + (f", grouped by {', '.join(sec.per)}" if sec.per else "") + f". Scenario {scen}; {_n_text(jg)}. "
             f"Whiskers: {CI_TEXT}, clipped to [0, 1] (1 = equal shares).", fig))
 
@@ -631,7 +642,7 @@ def delay_quantiles(con, runs: list[RunRow], keys: Sequence[str], where: Sequenc
     run_ids = [r.run_id for r in runs]
     flow_cond, _ = _flow_condition(con, where, run_ids)
     # a run label's value from the table below; `name` (the flow name) from all_flows
-    exprs = ["coalesce(f.name, 'fid ' || CAST(f.fid AS VARCHAR))" if k == "name" else f"s.k{i}" for i, k in enumerate(keys)]
+    exprs = [FLOW_NAME_SQL.format(f="f.") if k == "name" else f"s.k{i}" for i, k in enumerate(keys)]
     rows = [(r.run_id, *[r.labels.get(k) for k in keys]) for r in runs]
     cols = ", ".join(f"k{i} VARCHAR" for i in range(len(keys)))
     tmp = "tracekit_report_runs"
@@ -831,6 +842,7 @@ def render_html(report: Report) -> str:
         body += [f'<p class="note">note: {_e(n)}</p>' for n in sec.notes]
         body.append(f'<h3 id="{sid}-compare">Comparison tables</h3>')
         body.append(_verdicts_html(sec.comparison, sec))
+        body += [_verdicts_html(c, sec) for c in sec.extra]
         body.append(f'<h3 id="{sid}-figures">Figures</h3>')
         for f in sec.figures:
             n_fig += 1
