@@ -125,7 +125,7 @@ def test_killed_ingest_leaves_no_run(tmp_path, ns_traces, populated_store, store
             mine = []
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and proc.poll() is None:
-                mine = [d for d in staging.iterdir() if d.name.startswith(f"{proc.pid}-")]
+                mine = [d for d in staging.iterdir() if d.name.startswith(f"{proc.pid}-") and d.is_dir()]   # not its .lock
                 if mine and any(mine[0].iterdir()):       # a Parquet part is on disk
                     break
                 time.sleep(0.01)
@@ -141,7 +141,7 @@ def test_killed_ingest_leaves_no_run(tmp_path, ns_traces, populated_store, store
     assert proc.returncode == -signal.SIGKILL
     assert store_listing(populated_store / "runs") == runs_before
     assert connect(populated_store).execute("SELECT count(*) FROM runs").fetchone()[0] == 1
-    assert [d for d in staging.iterdir() if d.name.startswith(f"{proc.pid}-")], "the killed run's staging dir is gone already"
+    assert [d for d in staging.iterdir() if d.name.startswith(f"{proc.pid}-") and d.is_dir()], "the killed run's staging dir is gone already"
 
     # the next ingest (another process id) removes the dead process's staging directory
     [r] = ingest_paths(populated_store, [ns_traces["red"]])
