@@ -463,6 +463,13 @@ def _n_text(groups: Sequence[Group]) -> str:
     return text
 
 
+def _sub(groups: Sequence[Group], what: str) -> str:
+    """A figure's subtitle: its seeds per point, and what its bands or whiskers are (if any)."""
+    if all(g.n < 2 for g in groups):
+        return f"{_n_text(groups)}; means of one run each, no interval drawn"
+    return f"{_n_text(groups)}; {what}"
+
+
 def _layout(fig, title: str, sub: str, xaxis: str, yaxis: str) -> None:
     fig.update_layout(
         title=dict(text=f"{html.escape(title)}<br><sup>{html.escape(sub)}</sup>", x=0.0, xanchor="left"),
@@ -529,7 +536,7 @@ def _figures(con, sec: Section, runs: list[RunRow], where: Sequence[Filter]) -> 
                     customdata=[[g.n, g.ci95_half_width if g.ci95_half_width is not None else float("nan")] for _, g in pts],
                     hovertemplate=f"{html.escape(label)}<br>{x_key}=%{{x}}<br>mean %{{y:.4g}}<br>± %{{customdata[1]:.3g}} (95% CI), n = %{{customdata[0]}}<extra></extra>"))
             xunit = next((u for k, _, u in cond.swept if k == x_key), "")
-            _layout(fig, f"{M.title} vs {x_key}: {cond_head}", f"{_n_text(groups)}; band: 95% CI of the mean, clipped to the metric's range",
+            _layout(fig, f"{M.title} vs {x_key}: {cond_head}", _sub(groups, "band: 95% CI of the mean, clipped to the metric's range"),
                     f"{x_key}" + (f" ({xunit})" if xunit else ""), M.axis)
             what = f"{M.title} against {x_key}, one line per {sec.factor}" + (f" and {', '.join(others)}" if others else "")
         else:
@@ -541,7 +548,7 @@ def _figures(con, sec: Section, runs: list[RunRow], where: Sequence[Filter]) -> 
                     error_y=_error_bars(gs, M),
                     customdata=[[g.n] for g in gs],
                     hovertemplate="%{x}: mean %{y:.4g}, n = %{customdata[0]}<extra></extra>"))
-            _layout(fig, f"{M.title} by {sec.factor}: {cond_head}", f"{_n_text(groups)}; whiskers: 95% CI of the mean, clipped to the metric's range",
+            _layout(fig, f"{M.title} by {sec.factor}: {cond_head}", _sub(groups, "whiskers: 95% CI of the mean, clipped to the metric's range"),
                     sec.factor, M.axis)
             fig.update_layout(barmode="group", showlegend=bool(sec.per))
             what = f"{M.title} per {sec.factor}" + (f", grouped by {', '.join(sec.per)}" if sec.per else "")
@@ -579,7 +586,7 @@ def _figures(con, sec: Section, runs: list[RunRow], where: Sequence[Filter]) -> 
                 hovertemplate=f"{html.escape(level)} %{{text}}<br>delay %{{x:.4g}} {DM.unit}<br>throughput %{{y:.4g}} {TM.unit}<extra></extra>"))
         allg = [p[2] for p in plane]
         _layout(fig, f"Throughput vs delay: {cond_head}",
-                f"{_n_text(allg)}; whiskers: 95% CI of each mean; delay axis inverted: better is up and right",
+                _sub(allg, "whiskers: 95% CI of each mean") + "; delay axis inverted: better is up and right",
                 f"{DM.title} ({DM.unit}), inverted: lower is to the right", TM.axis)
         fig.update_xaxes(autorange="reversed")
         sec.figures.append(FigureSpec(
@@ -606,7 +613,7 @@ def _figures(con, sec: Section, runs: list[RunRow], where: Sequence[Filter]) -> 
                 hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
         jfactor = jv[0].factor
         _layout(fig, f"Jain's fairness index by {jfactor}: {cond_head}",
-                f"{_n_text(jg)}; whiskers: 95% CI of the mean, clipped to [0, 1]", jfactor, "Jain's index (0 to 1)")
+                _sub(jg, "whiskers: 95% CI of the mean, clipped to [0, 1]"), jfactor, "Jain's index (0 to 1)")
         fig.update_layout(barmode="group", showlegend=bool(sec.per))
         fig.update_yaxes(range=[0, 1.05])
         sec.figures.append(FigureSpec(
