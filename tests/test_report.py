@@ -254,3 +254,25 @@ def test_without_plotly_one_line_names_the_extra(store, tmp_path, tracekit_inpro
     assert res.returncode == 1
     assert res.stderr.strip() == "tracekit: error: tracekit report draws with plotly: pip install 'tracekit[dashboard]'"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_paper_section_lists_every_claim_of_the_experiment(store):
+    """With an experiment a paper names, the report sets the paper beside the store's runs
+    (tracekit reproduce's evaluate, no simulation run): one row per claim the paper files make
+    about it, counted here from the files themselves."""
+    import tomllib
+
+    from tracekit.report import _reproduce, _reproduce_html
+    from tracekit.reproduce import PAPERS_DIR
+
+    claims = [c for f in sorted(PAPERS_DIR.glob("*.toml")) for c in tomllib.loads(f.read_text()).get("claims", [])
+              if c.get("experiment") == "cbr-exp3"]
+    assert claims
+    res = _reproduce(store, "cbr-exp3", True, lambda msg: None)
+    assert res.n_runs == 0                  # none of its simulations is in this store: nothing is run
+    text = _reproduce_html(res)
+    assert text.count("<tr><td>") == len(claims) + sum(1 for r in res.rows)
+    assert "Set beside the paper: experiment cbr-exp3 (quick version)" in text
+    import html
+
+    assert "0 of the experiment's 12 simulations are in the store" in html.unescape(text)
