@@ -341,7 +341,8 @@ def build_report(data_dir: str | os.PathLike, where: Sequence[Filter] = (), expe
     con = connect(data_dir, run_ids=[r.run_id for r in runs if r.scenario is not None])
     try:
         for scenario, sruns in by_scenario.items():
-            report.sections.append(_section(con, scenario, sruns, where, metrics, by, experiment, say))
+            report.sections.append(_section(con, scenario, sruns, where, metrics, by, experiment, say,
+                                            several=len(by_scenario) > 1))
         if experiment is not None:
             report.reproduce = _reproduce(data_dir, experiment, reproduce_quick, say)
     finally:
@@ -363,7 +364,9 @@ def _metrics_for(kind: str, metrics: Sequence[str], experiment: str | None) -> l
 
 
 def _section(con, scenario: str, runs: list[RunRow], where: Sequence[Filter], metrics: Sequence[str],
-             by: str | None, experiment: str | None, say: Progress) -> Section:
+             by: str | None, experiment: str | None, say: Progress, several: bool = False) -> Section:
+    """One scenario's part of the report. several: the selection spans several scenarios (a
+    --by label one of them lacks is then a note there, not an error)."""
     cond = conditions_of(scenario, runs)
     labels = {k for r in runs for k in r.labels}
     run_ids = [r.run_id for r in runs]
@@ -371,6 +374,10 @@ def _section(con, scenario: str, runs: list[RunRow], where: Sequence[Filter], me
         f"SELECT DISTINCT {FLOW_NAME_SQL.format(f='')} FROM all_flows WHERE list_contains(?, run_id) ORDER BY 1",
         [run_ids]).fetchall()]
     factor = by or default_factor(scenario, cond.swept, labels, len(cond.flows))
+    early_notes = []
+    if by is not None and by not in labels and by not in ("name", "seed", "run_id", "config") and several:
+        factor = default_factor(scenario, cond.swept, labels, len(cond.flows))
+        early_notes.append(f"no run of {scenario} has the label {by!r} (--by): grouped by {factor} instead")
     if by is None and experiment is not None:
         from .experiments import EXPERIMENTS
 
@@ -382,7 +389,7 @@ def _section(con, scenario: str, runs: list[RunRow], where: Sequence[Filter], me
     for m in TPUT_DELAY[cond.trace_kind]:      # the throughput-delay plane needs both
         if m not in names:
             names.append(m)
-    notes = []
+    notes = early_notes
     if factor == "name":       # flows compared with each other: per-run metrics say nothing per flow
         per_run = [m for m in names if catalogue_metric(m).level == "run"]
         names = [m for m in names if m not in per_run]
