@@ -859,10 +859,10 @@ def dashboard(
 @handles_errors
 def report(
     where: List[str] = typer.Option([], "--where", "-w", help="Only runs with LABEL=VALUE (or seed=, run_id=), only flows with name=, ptype=, fid=; KEY!=VALUE excludes; VALUE may be a,b,c. Repeatable, all must hold (as tracekit compare).", metavar="K=V"),
-    scenario: Optional[str] = typer.Option(None, "--scenario", "-s", help="Only this scenario's runs (the same as --where scenario=NAME)."),
+    scenario: Optional[str] = typer.Option(None, "--scenario", "-s", help="Only this scenario's runs (the same as --where scenario=NAME).", metavar="NAME"),
     experiment: Optional[str] = typer.Option(None, "--experiment", "-e", help="Only a paper experiment's simulations; adds the paper's values and claims beside ours (tracekit reproduce on the store, no simulation run).", metavar="NAME"),
-    quick: Optional[bool] = typer.Option(None, "--quick/--full", help="With --experiment: its quick or full version [default: whichever has more runs in the store]."),
-    by: Optional[str] = typer.Option(None, "--by", "-b", help="The factor groups are formed by [default: variant, or the scenario's series (queue, routing), or the first swept label].", metavar="LABEL"),
+    quick: Optional[bool] = typer.Option(None, "--quick/--full", help="With --experiment: its quick or full version [default: the full one when all of it is in the store, else the quick one when all of that is, else whichever has more runs]."),
+    by: Optional[str] = typer.Option(None, "--by", "-b", help="The factor groups are formed by: a run label, or name (the flow name) [default: variant, or the scenario's series (queue, routing), or the first swept label; with nothing swept, name].", metavar="LABEL"),
     metric: List[str] = typer.Option([], "--metric", "-m", help="A catalogued metric to compare (repeatable) [default: throughput, delay, 95th-percentile delay, drop rate, Jain's index; wireless: PDR, throughput, delay, NRL].", metavar="METRIC"),
     output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write (written to a temporary name, then renamed).", metavar="FILE"),
     data: Optional[Path] = DataOpt,
