@@ -70,6 +70,7 @@ FORMAT_CASES = [   # each command with --format, and the formats it takes
     (("compare", "cbr-variants", "--by", "variant"), ROW_FORMATS),
     (("scenarios",), ROW_FORMATS),
     (("reproduce", "cbr-exp1", "--no-run"), ["table", "json", "markdown"]),
+    (("explain-awk", "script.awk", "out.tr"), ["table", "json"]),
 ]
 
 
@@ -356,6 +357,7 @@ READERS = [   # every command that reads a store (ingest, run, sweep, reproduce 
     ("reproduce", "cbr-exp1", "--no-run"),
     ("report", "--scenario", "cbr-variants"),
     ("dashboard", "--port", "1"),
+    ("explain-awk", "script.awk", "out.tr"),
 ]
 
 

@@ -906,6 +906,59 @@ def report(
     print(f"wrote {path} ({size / 1e6:.1f} MB; {len(rep.sections)} scenario(s), {rep.n_figures} figures)")
 
 
+class ExplainFormat(str, enum.Enum):
+    """--format of tracekit explain-awk."""
+    table = "table"
+    json = "json"
+
+
+@app.command("explain-awk")
+@handles_errors
+def explain_awk(
+    script: Path = typer.Argument(..., help="The awk script (run as gawk -f SCRIPT AWK_ARGS... TRACE).", metavar="SCRIPT.awk"),
+    trace: Path = typer.Argument(..., help="The ns-2 packet trace (wired, old or new wireless); plain, .gz, .zst, .bz2 or .xz.", metavar="TRACE"),
+    awk_args: Optional[List[str]] = typer.Argument(None, help="After --: arguments for gawk before the trace (-v name=value, name=value).", metavar="[-- AWK_ARGS...]"),
+    fmt: ExplainFormat = typer.Option(ExplainFormat.table, "--format", "-f", help="Output format."),
+    timeout_s: float = typer.Option(60.0, "--timeout", help="Stop gawk after this many seconds.", metavar="S"),
+    data: Optional[Path] = typer.Option(None, "--data", help="Read the trace's run from this store when it holds the trace (same content), else ingest it into a temporary store [default: $TRACEKIT_DATA, else ./tracekit-data, when that is a store].", metavar="DIR"),
+) -> None:
+    """Run your awk script on a trace and say, for every number it prints, which known mistake
+    reproduces it (within 0.1 %) and what tracekit computes instead.
+
+    tracekit's values come from the trace's run in the store (--data) when the store already
+    holds that trace, else from the trace ingested into a private temporary store (your store
+    is never written). The catalogue of mistakes: tracekit/explain/mistakes.toml, explained in
+    docs/why-awk-numbers-differ.md.
+    A number no variant reproduces is reported as unexplained. explained_by [] means the
+    number agrees with tracekit.
+
+    Example: tracekit explain-awk --format json throughput.awk out.tr.gz -- -v fid=1
+    """
+    import json
+
+    from .explain import explain_awk as explain
+
+    if not timeout_s > 0 or timeout_s == float("inf"):
+        raise TracekitError(f"--timeout must be a finite number of seconds > 0, not {timeout_s}")
+    from .store import STORE_FILE
+
+    if data is not None:
+        store: Optional[Path] = _store(data)          # a --data given must be a store
+    else:
+        root = _data(None)
+        store = root if (root / STORE_FILE).is_file() else None
+    report = explain(script, trace, list(awk_args or []), timeout_s, data_dir=store)
+    if fmt == ExplainFormat.json:
+        json.dump({"numbers": report.rows(), "source": report.variants.source, "skipped_numbers": report.skipped},
+                  sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return
+    if not report.explanations:
+        print("the script printed no numbers")
+        return
+    print(report.table())
+
+
 def _on_sigterm(signum, frame):
     raise Terminated()
 

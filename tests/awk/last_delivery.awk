@@ -1,0 +1,3 @@
+# mistakes: last_delivery
+$1 == "r" && $8 == 1 && $5 == "tcp" && $4 == 3 { bytes += $6; last = $2 }
+END { printf "Throughput: %.3f kbps\n", bytes * 8 / 1000 / last }
