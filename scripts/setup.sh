@@ -4,7 +4,7 @@
 #   zstd and chromium),
 #   a virtual environment at .venv with tracekit installed (editable) with its dashboard
 #   extra (streamlit, plotly: `tracekit dashboard`, which the README and demo.sh use) and, with
-#   --test, its test tools.
+#   --test, its test tools and the cluster extra (dask[distributed]: `tracekit sweep --scheduler`).
 # Usage: scripts/setup.sh [--test]      (--test also installs what the test suite needs)
 # Runs apt-get as root, or through sudo when that works without a password; anything it
 # cannot install is reported and left to the caller (the demo falls back to sample_traces/).
@@ -57,7 +57,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv || { say "python3 -m venv failed: install python3-venv"; exit 1; }
 fi
 extras="[dashboard]"
-[ $want_test -eq 1 ] && extras="[dashboard,test]"
+[ $want_test -eq 1 ] && extras="[dashboard,test,cluster]"
 stamp=".venv/.tracekit-installed$extras"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   say "installing tracekit$extras into .venv"

@@ -143,3 +143,28 @@ def time_shifted_copies(trace: bytes, copies: int) -> bytes:
                 f[1] = b"%.15g" % round(float(f[1]) + k * last, 6)
             out.append(b" ".join(f))
     return b"\n".join(out) + b"\n"
+
+
+@pytest.fixture(scope="session")
+def wild_traces(tmp_path_factory) -> dict[str, Path]:
+    """Real ns-2.35 output in the habits of published scripts (issue 14), a few simulated
+    seconds each: wl_annot_old / wl_annot_new (wireless, AODV, a `trace-annotate` `v` line on
+    top), wl_mdart (wireless, MDART: routing packets of a type outside tracekit's list), lan
+    and lan_nam (a `$ns newLan` LAN: the normal trace and the nam trace of one simulation),
+    cwnd_pairs and cwnd_tcpvar (a Tcl proc's `$now [$tcp set cwnd_]` every 0.1 s, and the same
+    agent's `$tcp trace cwnd_`), wcw (wired-cum-wireless with hierarchical addresses: refused
+    for now)."""
+    d = tmp_path_factory.mktemp("wild_traces")
+    out = {}
+    for name, fmt, rp in (("wl_annot_old", "old", "AODV"), ("wl_annot_new", "new", "AODV"), ("wl_mdart", "old", "MDART")):
+        _run_ns("wild_wireless.tcl", fmt, rp, f"{name}.tr", cwd=d)
+        out[name] = d / f"{name}.tr"
+    _run_ns("wild_lan.tcl", "lan.tr", "lan.nam", cwd=d)
+    out["lan"], out["lan_nam"] = d / "lan.tr", d / "lan.nam"
+    _run_ns("wild_cwnd.tcl", "cwnd_pairs.txt", "cwnd_tcpvar.tr", cwd=d)
+    out["cwnd_pairs"], out["cwnd_tcpvar"] = d / "cwnd_pairs.txt", d / "cwnd_tcpvar.tr"
+    _run_ns("wild_wired_cum_wireless.tcl", "wcw.tr", cwd=d)
+    out["wcw"] = d / "wcw.tr"
+    for name, p in out.items():
+        assert p.stat().st_size > 0, f"ns wrote an empty {name}"
+    return out

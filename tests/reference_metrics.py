@@ -47,6 +47,14 @@ flow_stats_window(t0, t1): the same columns over [t0, t1) (t0 <= t < t1):
   was delivered in the window; active NULL when its interval is <= 0 or no send was seen;
 - t_run_end = t1; every flow of flow_stats has a row, also one with nothing in the window.
 
+LAN (`$ns newLan`) traces: every station that is neither the sender nor the receiver of a
+frame writes a `d` of it (from_node the station, to_node the LAN's own node). Such a `d` is
+"overheard", not a drop: a `d` whose to_node is a LAN node (the to_node of some `h` event of
+the trace) of a packet that was received across that LAN (an `r` of the same packet id whose
+from_node is that node). dropped_pkts counts the other `d` events; overheard_pkts these. The
+`h` line (hop onto the LAN) is the first event of a packet at its source, before its `+`:
+"leaving the source" counts it like any event from the source node.
+
 fairness: Jain's index over throughput_kbps (the measurement-window one) of the run's `tcp`
 flows whose throughput is not NULL; a starved flow counts with its low value.
 """
@@ -213,11 +221,22 @@ class _Facts:
     first_sent: dict        # uid -> first time it left the source node
     first_recv: dict        # uid -> (time, line_no, size, seq) of its first `r` at the destination
     rx_events: list         # (time, line_no, size) of every `r` at the destination (duplicates too)
-    drop_uids: list         # uid of every `d` event (one entry per event)
+    drop_uids: list         # uid of every `d` event that is not overheard (one entry per event)
+    overheard_uids: list = field(default_factory=list)   # uid of every overheard `d` event
 
 
-def _facts(events: list[Ev], flows: dict, k) -> _Facts:
+def overheard_lines(events: list[Ev]) -> set:
+    """Line numbers of the `d` events of LAN stations overhearing a packet (module docstring)."""
+    lan_nodes = {e.to_node for e in events if e.event == "h"}
+    received_across = {(e.pkt_id, e.from_node) for e in events if e.event == "r"}
+    return {e.line_no for e in events
+            if e.event == "d" and e.to_node in lan_nodes and (e.pkt_id, e.to_node) in received_across}
+
+
+def _facts(events: list[Ev], flows: dict, k, overheard: set | None = None) -> _Facts:
     fl = flows[k]
+    if overheard is None:
+        overheard = overheard_lines(events)
     f = _Facts({}, {}, [], [])
     for e in events:
         if _key(e) != k or not is_data(e, flows):
@@ -234,7 +253,10 @@ def _facts(events: list[Ev], flows: dict, k) -> _Facts:
                 f.first_recv[e.pkt_id] = (e.time, e.line_no, e.size, e.seq)
         # dropped_pkts: "`d` events of the flow's data packets, anywhere"
         if e.event == "d":
-            f.drop_uids.append(e.pkt_id)
+            if e.line_no in overheard:
+                f.overheard_uids.append(e.pkt_id)
+            else:
+                f.drop_uids.append(e.pkt_id)
     return f
 
 
@@ -278,9 +300,10 @@ def flow_stats(events: list[Ev], flows: dict, run_end: float | None = None) -> d
     run_end: the run's `stop_s` label where it has one; None = run_end_of(events)."""
     if run_end is None:
         run_end = run_end_of(events)
+    overheard = overheard_lines(events)
     out = {}
     for k, fl in flows.items():
-        f = _facts(events, flows, k)
+        f = _facts(events, flows, k, overheard)
         sent = len(f.first_sent)
         recv = len(f.first_recv)
         drops = len(f.drop_uids)
@@ -313,16 +336,17 @@ def flow_stats(events: list[Ev], flows: dict, run_end: float | None = None) -> d
             in_flight_pkts=sent - recv - len(lost),
             **_delay_columns(f, f.first_recv),
             pdr=recv / sent if sent else None, drop_rate=drops / sent if sent else None,
-            t_run_end=run_end,
+            t_run_end=run_end, overheard_pkts=len(f.overheard_uids),
         )
     return out
 
 
 def flow_stats_window(events: list[Ev], flows: dict, t0: float, t1: float) -> dict:
     """Flow key -> the flow_stats columns over [t0, t1) only (see the module docstring)."""
+    overheard = overheard_lines(events)
     out = {}
     for k, fl in flows.items():
-        f = _facts(events, flows, k)
+        f = _facts(events, flows, k, overheard)
         # packets first sent in [t0, t1): counts, delay, jitter, pdr, drop_rate, in flight
         uids = {u for u, t in f.first_sent.items() if t0 <= t < t1}
         sent = len(uids)
@@ -352,6 +376,7 @@ def flow_stats_window(events: list[Ev], flows: dict, t0: float, t1: float) -> di
             **_delay_columns(f, uids),
             pdr=recv / sent if sent else None, drop_rate=drops / sent if sent else None,
             t_run_end=t1,
+            overheard_pkts=sum(1 for u in f.overheard_uids if u in uids),
         )
     return out
 
@@ -411,7 +436,8 @@ def rtt(events: list[Ev], flows: dict) -> dict:
         size_of: dict[int, int] = {}
         acks = []  # (time, line, value)
         for e in events:
-            if _key(e) == k and is_data(e, flows) and e.from_node == fl.src_node:
+            # sends: events from the source with a seq (a nam `h` line carries seq -1)
+            if _key(e) == k and is_data(e, flows) and e.from_node == fl.src_node and e.seq >= 0:
                 uids.setdefault(e.seq, set()).add(e.pkt_id)
                 if e.seq not in sent_at or e.time < sent_at[e.seq]:
                     sent_at[e.seq] = e.time

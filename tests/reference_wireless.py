@@ -36,8 +36,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# contract: "Routing packet: ptype one of AODV, AOMDV, DSR, message (DSDV), TORA, IMEP."
+# contract: "Routing packet: a packet the routing agent sent: IP source port 255 (RT_PORT),
+# or ptype one of AODV, AOMDV, DSR, message (DSDV), TORA, IMEP. ARP and MAC control are not."
 ROUTING_PTYPES = {"AODV", "AOMDV", "DSR", "message", "TORA", "IMEP"}
+RT_PORT = 255
+
+
+def is_routing(ln) -> bool:
+    if ln.ptype in ROUTING_PTYPES:
+        return True
+    return ln.src_port == RT_PORT and ln.ptype not in (None, "ARP")
 EVENTS = {"s", "r", "f", "d", "D"}
 MAC_CONTROL = "MAC control"
 
@@ -299,7 +307,7 @@ def reference_text(text: str, run_end: float | None = None) -> dict:
     # of routing packets; routing_pkts = their sum; routing_bytes = their sizes (at RTR)
     rs = rf = rb = 0
     for ln in lines:
-        if ln.layer == "RTR" and ln.ptype in ROUTING_PTYPES:
+        if ln.layer == "RTR" and is_routing(ln):
             if ln.event == "s":
                 rs += 1
                 rb += ln.size
@@ -321,7 +329,7 @@ def reference_text(text: str, run_end: float | None = None) -> dict:
     for ln in lines:
         fwd = forwarding.setdefault(ln.node, [0, 0, 0])
         if ln.event == "f" and ln.layer == "RTR":
-            if ln.ptype in ROUTING_PTYPES:
+            if is_routing(ln):
                 fwd[2] += 1
             elif ln.ptype not in ("ARP", None):
                 fwd[0] += 1

@@ -243,8 +243,7 @@ def test_unknown_format_tcl_script(refused):
     refused(tcl, "unknown format")
 
 
-@pytest.mark.parametrize("fixture, needle", [
-    ("nam.nam", "nam trace"),
+@pytest.mark.parametrize("fixture, needle", [     # nam traces are read (tests/test_wild.py)
     ("wired_tagged.tr", "tagged"),
     ("tcpvar_oneline.tr", "one-line"),
 ])

@@ -490,6 +490,10 @@ MACRO_CALLS = {   # a call of each scalar macro, and its expected value (by hand
                        [False, True, False, True]),
     "is_routing_ptype": ("[is_routing_ptype('AODV'), is_routing_ptype('cbr'), is_routing_ptype(NULL)]",
                          [True, False, False]),
+    "is_routing_packet": ("[is_routing_packet('MYAODV', 255), is_routing_packet('MDART', 255), "
+                          "is_routing_packet('DSR', 0), is_routing_packet('cbr', 0), "
+                          "is_routing_packet('ARP', 255), is_routing_packet(NULL, NULL), is_routing_packet('cbr', NULL)]",
+                          [True, True, True, False, False, False, False]),
     "t_975": ("round(t_975(3), 6)", 3.182446),
 }
 TABLE_MACRO_ARGS = {"throughput_series": "(0.5)", "flow_stats_window": "(0.0, 1.0)",

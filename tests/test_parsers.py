@@ -419,11 +419,13 @@ def test_registry_kinds_tables_and_packet_kinds():
     from tracekit.parsers import FORMATS, MAIN_TABLE, PACKET_KINDS, TABLES
 
     assert MAIN_TABLE == {"wired": "events", "wireless": "wireless_events", "tcpvar": "tcp_vars",
-                          "queue_monitor": "queue_samples", "red": "red_vars"}
-    assert set(PACKET_KINDS) == {"wired", "wireless"}
+                          "queue_monitor": "queue_samples", "red": "red_vars", "series": "series", "nam": "events"}
+    assert set(PACKET_KINDS) == {"wired", "wireless", "nam"}
     assert set(TABLES) == {"events", "annotations", "tcp_vars", "queue_samples", "red_vars", "wireless_events",
-                           "wireless_movements", "wireless_energy", "wireless_logs"}
-    assert sum(len(f.tables) for f in FORMATS.values()) == len(TABLES)     # no table written by two formats
+                           "wireless_movements", "wireless_energy", "wireless_logs", "series"}
+    # a table several formats write (events: wired and nam; annotations: wired, wireless, nam)
+    # has one schema
+    assert all(f.tables[name] is TABLES[name] for f in FORMATS.values() for name in f.tables)
     assert all(s.names[0] == "line_no" for s in TABLES.values())
 
 
@@ -433,7 +435,7 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 @pytest.mark.parametrize("name, expected", [
     ("wireless_cmu.tr", "wireless"),
     ("wireless_new.tr", "wireless"),
-    ("nam.nam", "looks like a nam trace (use the normal trace from `$ns trace-all`), which tracekit cannot ingest yet"),
+    ("nam.nam", "nam"),
     ("wired_tagged.tr", "looks like a tagged wired trace (use-taggedtrace), which tracekit cannot ingest yet"),
     ("tcpvar_oneline.tr", "looks like a one-line TCP variable trace (trace_all_oneline_; the plain format is "
                           "supported), which tracekit cannot ingest yet"),
@@ -458,7 +460,7 @@ def test_unknown_format_names_every_ingestible_kind():
     with pytest.raises(UnsupportedTraceError) as e:
         detect_kind(b"hello world\n", "f")
     assert str(e.value) == ("f: unknown format: 'hello world' is not a line of a wired trace, a wireless trace, "
-                            "a TCP variable trace, a queue monitor trace or a RED trace")
+                            "a TCP variable trace, a queue monitor trace, a RED trace, a time-value series or a nam trace")
 
 
 def test_detection_asks_the_registered_formats(monkeypatch):

@@ -176,19 +176,24 @@ def ingest(
     label: List[str] = typer.Option([], "--label", "-l", help="Label every run: KEY=VALUE (repeatable).", metavar="K=V"),
     flow_label: List[str] = typer.Option([], "--flow-label", help="Name a flow: FID=NAME (repeatable), e.g. 1=Reno.", metavar="FID=NAME"),
     skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Skip malformed lines (and count them) instead of stopping at the first."),
+    series_name: Optional[str] = typer.Option(None, "--series-name", help="What a two-column time-value file samples, e.g. cwnd (the same as --label var=NAME).", metavar="NAME"),
     data: Optional[Path] = DataOpt,
 ) -> None:
     """Parse ns-2 traces into the Parquet store, one run per trace.
 
     The kind of each file is detected (wired packet trace, wireless trace in the old CMU
-    or new -t format or both mixed, TCP variable trace, queue monitor, RED trace). The same
-    content ingested twice is one run.
+    or new -t format or both mixed, TCP variable trace, queue monitor, RED trace, two-column
+    time-value series). The same content ingested twice is one run.
 
     Example: tracekit ingest out.tr cwnd.tr.gz --label variant=Reno --flow-label 1=Reno
     """
     from .ingest import ingest_paths
 
     labels = _pairs(label, "--label")
+    if series_name is not None:
+        if labels.get("var", series_name) != series_name:
+            raise TracekitError(f"--series-name {series_name} and --label var={labels['var']} disagree; give one of them")
+        labels["var"] = series_name
     flows_raw = _pairs(flow_label, "--flow-label")
     try:
         flows = {int(k): v for k, v in flows_raw.items()}
@@ -623,6 +628,7 @@ def sweep(
     experiment: Optional[str] = typer.Option(None, "--experiment", "-e", help="Run a named paper experiment (see tracekit scenarios)."),
     quick: bool = typer.Option(False, "--quick", help="With --experiment: its reduced version (fewer seeds, shorter runs, coarser grid)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Simulations at once [default: all cores]."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run each simulation as a task on a dask.distributed cluster: its scheduler's ADDRESS (tcp://host:8786; the store must be on a filesystem every worker mounts at the same path), or local:N for N local worker processes. Needs tracekit[cluster]. [default: a local process pool]", metavar="ADDRESS"),
     keep_traces: bool = KeepOpt,
     dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would run."),
     ns: str = NsOpt,
@@ -636,6 +642,9 @@ def sweep(
     Example: tracekit sweep cbr-variants --grid variant=Reno,Vegas --grid cbr_rate_mbps=1:10:1 --seeds 1-5 -j 2
     """
     from .experiments.sweep import done_sim_ids, parse_grid, parse_seeds, plan_experiment, plan_sweep
+
+    if scheduler is not None and jobs:
+        raise TracekitError("--jobs is for the local pool; with --scheduler the cluster's workers run the simulations")
 
     if experiment:
         if scenario or grid or set_:
@@ -660,7 +669,7 @@ def sweep(
         if len(todo) > 20:
             print(f"  ... and {len(todo) - 20} more")
         return
-    failed = _run_with_progress(specs, _data(data), jobs, keep_traces, ns, "sweep")
+    failed = _run_with_progress(specs, _data(data), jobs, keep_traces, ns, "sweep", scheduler=scheduler)
     if failed:
         raise typer.Exit(1)
     if experiment and not dry_run:
@@ -675,9 +684,10 @@ def sweep(
 
 
 def _run_with_progress(specs, data_dir: Path, jobs: int, keep_traces: bool, ns: str, what: str,
-                       out=None) -> list:
-    """Run the simulations not yet in the store with a progress bar on stderr; print one
-    summary line (to `out`, default stdout); return the failed results."""
+                       out=None, scheduler: Optional[str] = None) -> list:
+    """Run the simulations not yet in the store with a progress bar on stderr, in a local
+    pool or (`scheduler`) on a Dask cluster; print one summary line (to `out`, default
+    stdout); return the failed results."""
     from .experiments.sweep import run_sims
 
     failed: list = []
@@ -691,11 +701,18 @@ def _run_with_progress(specs, data_dir: Path, jobs: int, keep_traces: bool, ns: 
             bar.advance(r)
             if r.status == "failed":
                 failed.append(r)
-                bar.print(cut(f"tracekit: failed: {r.spec.describe()}\n  " + r.error.replace("\n", "\n  ")))
+                where = f" (on {r.host})" if r.host else ""
+                bar.print(cut(f"tracekit: failed: {r.spec.describe()}{where}\n  " + r.error.replace("\n", "\n  ")))
             else:
                 counts["done"] += 1
 
-        run_sims(specs, data_dir, jobs=jobs or None, keep_traces=keep_traces, on_start=started, on_result=finished, ns_binary=ns)
+        if scheduler is None:
+            run_sims(specs, data_dir, jobs=jobs or None, keep_traces=keep_traces, on_start=started, on_result=finished, ns_binary=ns)
+        else:
+            from .experiments.cluster import run_sims_cluster     # imports dask: only here
+
+            run_sims_cluster(specs, data_dir, scheduler, keep_traces=keep_traces, on_start=started, on_result=finished,
+                             on_workers=bar.workers, ns_binary=ns)
     print(f"{what}: {counts['done']} ran, {counts['skipped']} already in the store, {len(failed)} failed",
           file=out or sys.stdout)
     return failed
@@ -804,7 +821,8 @@ def reproduce(
 
 
 class _SweepProgress(_StderrProgress):
-    """Simulations done / total with an ETA; plain lines when stderr is not a terminal."""
+    """Simulations done / total with an ETA, the failures so far and (on a cluster) the
+    workers; plain lines when stderr is not a terminal."""
 
     def __enter__(self):
         from rich.console import Console
@@ -812,7 +830,15 @@ class _SweepProgress(_StderrProgress):
         self.console = Console(stderr=True)
         self.progress = None
         self.n = 0
+        self.n_failed = 0
+        self.n_workers: int | None = None
         return self
+
+    def _info(self) -> str:
+        parts = [] if self.n_workers is None else [f"{self.n_workers} worker{'s' * (self.n_workers != 1)}"]
+        if self.n_failed:
+            parts.append(f"{self.n_failed} failed")
+        return " · ".join(parts)
 
     def start(self, n_todo, n_skipped):
         self.total = n_todo
@@ -822,16 +848,27 @@ class _SweepProgress(_StderrProgress):
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
             self.progress = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                     TextColumn("eta"), TimeRemainingColumn(), console=self.console)
+                                     TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
+                                     console=self.console)
             self.progress.__enter__()
-            self.task = self.progress.add_task("sweep", total=n_todo)
+            self.task = self.progress.add_task("sweep", total=n_todo, info=self._info())
+
+    def workers(self, n: int) -> None:
+        """The cluster's worker count changed (a worker joined, died or was let go)."""
+        self.n_workers = n
+        if self.progress is not None:
+            self.progress.update(self.task, info=self._info())
+        else:
+            print(f"tracekit: {n} worker(s) on the cluster", file=sys.stderr)
 
     def advance(self, r):
         self.n += 1
+        self.n_failed += r.status == "failed"
         if self.progress is not None:
-            self.progress.advance(self.task)
+            self.progress.update(self.task, advance=1, info=self._info())
         elif self.total >= 10 and (self.n % max(1, self.total // 10) == 0 or self.n == self.total):
-            print(f"tracekit: {self.n}/{self.total} simulations", file=sys.stderr)
+            extra = f", {self.n_failed} failed" if self.n_failed else ""
+            print(f"tracekit: {self.n}/{self.total} simulations{extra}", file=sys.stderr)
 
 
 @app.command()

@@ -31,6 +31,7 @@ from typing import Any, Sequence
 
 from .catalogue import Metric, metric as catalogue_metric
 from .errors import TracekitError
+from .parsers import PACKET_KINDS_SQL
 
 ALPHA = 0.05
 # Variants whose only congestion signal is loss: on flows that lost nothing they run the
@@ -383,7 +384,7 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
     params = [list(run_ids)] if run_ids is not None else []
     sel_runs = ("SELECT * FROM (SELECT c.run_id, c.scenario, c.seed, c.config, r.labels, r.trace_kind "
                 "FROM run_configs c JOIN runs r USING (run_id)) c "
-                f"WHERE c.trace_kind IN ('wired', 'wireless') AND {' AND '.join(run_conds)}")
+                f"WHERE c.trace_kind IN ({PACKET_KINDS_SQL}) AND {' AND '.join(run_conds)}")
     n_runs = con.execute(f"SELECT count(*) FROM ({sel_runs})", params).fetchone()[0]
     if n_runs == 0:
         known = con.execute("SELECT count(*) FROM run_configs WHERE scenario = ?", [scenario]).fetchone()[0]

@@ -480,9 +480,9 @@ def ingest_file(
         result.size_bytes = src.size_bytes
         sim_id = all_labels.get("sim_id")
         if sim_id is not None:
-            # one run per (simulation, trace kind); the lock makes check-and-commit one step
-            # (16 lock files shared by all simulations, not one file per simulation)
-            with store.lock(f"sims-{hashlib.sha256(sim_id.encode()).hexdigest()[0]}"):
+            # one run per (simulation, trace kind); the claim makes check-and-commit one step,
+            # also between machines sharing the store (Store.claim: link(2), not flock alone)
+            with store.claim(f"sim-{hashlib.sha256(sim_id.encode()).hexdigest()[:16]}"):
                 others = [(r, n) for r, n in _runs_of_sim(store, sim_id, kind) if r != run_id]
                 if others:
                     other, n_other = others[0]

@@ -12,9 +12,19 @@ A run directory appears by one `rename`, so readers never see half a run, a fail
 leaves nothing, and concurrent ingests of different traces never touch the same file. Two
 processes ingesting the same content race on the rename; the loser finds the run present.
 
-A staging directory is stale when nobody holds the flock on its `.lock` file: the kernel
-drops the lock when its writer dies however it dies (kill -9 included), and a lock, unlike
-a process id, means the same thing in every PID namespace sharing the store.
+A staging directory is stale when its writer is gone. Its `.lock` file holds the writer's
+flock and names the writer's machine (hostname and boot id). Written by this machine (the
+same kernel): stale when nobody holds the flock, which the kernel drops when its writer dies
+however it dies (kill -9 included), and which, unlike a process id, means the same thing in
+every PID namespace sharing the store. Written by another machine (a cluster worker on the
+shared filesystem, where flock may be local to each client: NFS mounted with local_lock,
+Lustre with localflock, BeeGFS by default): stale only when, besides, its lease has run out:
+the writer touches its lock file every HEARTBEAT_S, and a file untouched for LEASE_S
+(measured on the file server's clock, against a file just touched) belongs to a dead writer.
+
+`claim` is the lock that must hold across machines (one run per simulation): a lock file made
+by link(2), which is atomic on every shared filesystem that tracekit's rename needs, NFS
+included (open(2) recommends it over O_EXCL there), with the same liveness rule.
 """
 from __future__ import annotations
 
@@ -24,7 +34,9 @@ import fcntl
 import json
 import os
 import shutil
+import socket
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -35,6 +47,8 @@ from .schema import SCHEMA_VERSION
 
 STORE_FILE = "tracekit-store.json"
 LOCKS_DIR = ".locks"
+LEASE_S = 120.0          # a lock file of another machine untouched this long: its writer is dead
+HEARTBEAT_S = 15.0       # how often a writer touches the lock files it holds
 
 
 def store_write_error(root: Path, e: OSError) -> StoreWriteError:
@@ -142,14 +156,15 @@ class Store:
     def new_staging(self, tag: str = "") -> Path:
         """A fresh directory under .staging/, with its lock held until `commit` or `discard`.
         Named after this process and the tag for people reading the directory; staleness
-        is decided by the lock alone."""
+        is decided by the lock file alone (its flock, its owner, its lease: module docstring)."""
         try:
             self.staging_dir.mkdir(parents=True, exist_ok=True)
-            self._clean_stale_staging()
             name = f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
             lock = self.staging_dir / f"{name}.lock"
             fd = _lock_new_file(lock)
             try:
+                # the lock file just made gives the file server's "now" for the leases
+                self._clean_stale_staging(now=os.fstat(fd).st_mtime, mine=lock.name)
                 d = self.staging_dir / name
                 d.mkdir()
             except BaseException:
@@ -159,6 +174,7 @@ class Store:
             raise store_write_error(self.root, e) from None
         with _HELD_GUARD:
             _HELD[d] = (lock, fd)
+        _start_heartbeat()
         return d
 
     def commit(self, staging: Path, run_id: str) -> bool:
@@ -190,24 +206,35 @@ class Store:
         if held is not None:
             _release(*held)
 
-    def _clean_stale_staging(self) -> None:
-        """Remove the staging directories whose writer is gone (crashed, killed): those
-        whose lock nobody holds. A directory without a lock file is from a crash between
-        the two steps of the removal below, or from a tracekit before the locks."""
+    def _clean_stale_staging(self, now: float | None = None, mine: str = "") -> None:
+        """Remove the staging directories whose writer is gone (crashed, killed; see the
+        module docstring). A directory without a lock file is from a crash between the two
+        steps of the removal below, or from a tracekit before the locks. `now`: the file
+        server's time (the mtime of a file just made); `mine`: our own lock file's name."""
         try:
             entries = list(self.staging_dir.iterdir())
         except OSError:
             return
         names = {p.name for p in entries}
         for p in entries:
+            if p.name == mine:
+                continue
             if p.name.endswith(".lock"):
-                fd = _try_lock(p)
-                if fd is None:
-                    continue                        # held: its writer is alive
+                state, fd = _probe_lock(p)
+                if state == "held":
+                    continue                        # its writer is alive
+                gone = False
                 try:
-                    shutil.rmtree(p.with_name(p.name[: -len(".lock")]), ignore_errors=True)
+                    gone = _owner_gone(p, state == "free", now)
+                    if gone:
+                        shutil.rmtree(p.with_name(p.name[: -len(".lock")]), ignore_errors=True)
                 finally:
-                    _release(p, fd)
+                    if gone and fd is not None:
+                        _release(p, fd)
+                    elif gone:
+                        p.unlink(missing_ok=True)
+                    elif fd is not None:
+                        os.close(fd)                # alive (its lease runs): lock file kept
             elif p.is_dir() and f"{p.name}.lock" not in names and not p.with_name(f"{p.name}.lock").exists():
                 shutil.rmtree(p, ignore_errors=True)
 
@@ -227,46 +254,226 @@ class Store:
         finally:
             os.close(fd)       # releases the lock; the file stays (unlinking would race)
 
+    @contextlib.contextmanager
+    def claim(self, name: str, timeout_s: float = 600.0) -> Iterator[None]:
+        """An exclusive lock on `.locks/<name>.claim` for the block, across processes and
+        machines sharing the store. Taken by link(2) of a file of our own (atomic on NFS,
+        where O_EXCL was not always; the link count tells a lost reply from a refusal), and
+        flock'ed where flock works; a claim whose holder is gone (module docstring) is broken
+        by renaming it away. `name` must be a plain file name."""
+        d = self.root / LOCKS_DIR
+        path = d / f"{name}.claim"
+        token = uuid.uuid4().hex
+        mine = d / f".{name}.{token}.tmp"
+        try:
+            d.mkdir(exist_ok=True)
+            fd = os.open(mine, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise store_write_error(self.root, e) from None
+        try:
+            _flock(fd, fcntl.LOCK_EX)
+            os.write(fd, _owner_record(token))
+            deadline = time.monotonic() + timeout_s
+            pause = 0.002
+            while True:
+                try:
+                    os.link(mine, path)
+                    break
+                except FileExistsError:
+                    pass
+                if os.stat(mine).st_nlink == 2:     # NFS: the link was made, the reply lost
+                    break
+                os.utime(mine)                      # the file server's "now", for the lease
+                _break_if_stale(path, now=os.stat(mine).st_mtime)
+                if time.monotonic() > deadline:
+                    raise TracekitError(f"{path}: still held after {timeout_s:.0f} s (by {_read_owner(path) or 'someone'}); "
+                                          "if its holder is dead, remove the file")
+                time.sleep(pause)
+                pause = min(pause * 2, 0.25)
+        except OSError as e:
+            mine.unlink(missing_ok=True)
+            os.close(fd)
+            raise store_write_error(self.root, e) from None
+        except BaseException:
+            mine.unlink(missing_ok=True)
+            os.close(fd)
+            raise
+        with _HELD_GUARD:
+            _CLAIMS[mine] = fd
+        _start_heartbeat()
+        try:
+            yield
+        finally:
+            with _HELD_GUARD:
+                _CLAIMS.pop(mine, None)
+            try:
+                if _owner_token(path) == token:     # still ours (not broken by someone)
+                    path.unlink(missing_ok=True)
+                mine.unlink(missing_ok=True)
+            except OSError:
+                pass
+            os.close(fd)
+
 
 # staging directories this process holds: path -> (lock file, its descriptor)
 _HELD: dict[Path, tuple[Path, int]] = {}
+# claims this process holds: its own file (linked as the claim) -> its descriptor
+_CLAIMS: dict[Path, int] = {}
 _HELD_GUARD = threading.Lock()
+_HEARTBEAT: dict[str, object] = {"pid": None, "thread": None}
+
+# flock not offered by the file system (NFS without a lock daemon, Lustre without -o flock):
+# then liveness is the lease alone
+_NO_FLOCK = {errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL}
+
+
+def _identity() -> tuple[str, str]:
+    """(hostname, boot id): one kernel. The boot id tells apart two machines given one name
+    (cluster nodes all called `localhost`) and one machine before and after a reboot."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except OSError:
+        boot = ""
+    return socket.gethostname(), boot
+
+
+_ME = _identity()
+
+
+def _owner_record(token: str = "") -> bytes:
+    return (json.dumps({"host": _ME[0], "boot": _ME[1], "pid": os.getpid(), "token": token}) + "\n").encode()
+
+
+def _read_owner(path: Path) -> dict | None:
+    try:
+        with open(path, "rb") as f:
+            rec = json.loads(f.read(4096) or b"null")
+        return rec if isinstance(rec, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _owner_token(path: Path) -> str | None:
+    rec = _read_owner(path)
+    return str(rec.get("token")) if rec else None
+
+
+def _owner_gone(path: Path, flock_free: bool, now: float | None) -> bool:
+    """Whether the writer of lock file `path` is dead, given that nobody here holds its flock
+    (`flock_free`), or that flock does not work on this file system (False)."""
+    rec = _read_owner(path)
+    if flock_free and rec is not None and (rec.get("host"), rec.get("boot")) == _ME:
+        return True               # this kernel's flock is authoritative for this kernel's processes
+    # another machine, or an unreadable / not yet written record: the lease decides
+    try:
+        mtime = os.stat(path).st_mtime
+    except FileNotFoundError:
+        return False              # gone already: nothing to clean
+    return (now if now is not None else time.time()) - mtime > LEASE_S
+
+
+def _break_if_stale(path: Path, now: float) -> None:
+    """Remove claim `path` if its holder is gone: renamed to a name of our own first, so that
+    of several breakers one alone removes it; if what we took is not what we judged (its
+    holder released it and another claimed it meanwhile), it is linked back."""
+    state, fd = _probe_lock(path)
+    if state == "held":
+        return
+    try:
+        token = _owner_token(path)
+        if not _owner_gone(path, state == "free", now):
+            return
+        tomb = path.with_name(f".{path.name}.{uuid.uuid4().hex}.broken")
+        try:
+            os.rename(path, tomb)
+        except FileNotFoundError:
+            return
+        if _owner_token(tomb) != token:
+            try:
+                os.link(tomb, path)
+            except FileExistsError:
+                pass
+        tomb.unlink(missing_ok=True)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _start_heartbeat() -> None:
+    """One thread per process touches every lock file it holds every HEARTBEAT_S (the lease
+    that machines whose flock does not reach us go by)."""
+    with _HELD_GUARD:
+        t = _HEARTBEAT["thread"]
+        if _HEARTBEAT["pid"] == os.getpid() and isinstance(t, threading.Thread) and t.is_alive():
+            return
+        t = threading.Thread(target=_heartbeat, name="tracekit-lease", daemon=True)
+        _HEARTBEAT.update(pid=os.getpid(), thread=t)
+        t.start()
+
+
+def _heartbeat() -> None:
+    while True:
+        time.sleep(HEARTBEAT_S)
+        with _HELD_GUARD:
+            paths = [lock for lock, _ in _HELD.values()] + list(_CLAIMS)
+        for p in paths:
+            try:
+                os.utime(p)
+            except OSError:
+                pass
+
+
+def _flock(fd: int, how: int) -> bool:
+    """flock; False if the file system offers none (liveness then rests on the lease)."""
+    try:
+        fcntl.flock(fd, how)
+        return True
+    except OSError as e:
+        if e.errno in _NO_FLOCK:
+            return False
+        raise
 
 
 def _lock_new_file(path: Path) -> int:
-    """Create `path` and hold an exclusive flock on it. Retried if a cleaner removed the
-    file between our open and our lock (then we would hold a lock on a deleted file)."""
+    """Create `path`, hold an exclusive flock on it and write our identity in it. Retried if
+    a cleaner removed the file between our open and our lock (then we would hold a lock on a
+    deleted file)."""
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _flock(fd, fcntl.LOCK_EX)
         try:
             same = os.stat(path).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
             same = False
         if same:
+            os.write(fd, _owner_record())
             return fd
         os.close(fd)
 
 
-def _try_lock(path: Path) -> int | None:
-    """The descriptor of `path` locked exclusively, or None if someone holds it (or it is gone)."""
+def _probe_lock(path: Path) -> tuple[str, int | None]:
+    """("free", descriptor holding its flock) if nobody holds `path`'s flock; ("held", None)
+    if someone does (or the file is gone); ("nolock", None) if the file system has no flock."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
     except OSError:
-        return None
+        return "held", None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not _flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB):
+            os.close(fd)
+            return "nolock", None
     except OSError:
         os.close(fd)
-        return None
+        return "held", None
     try:
         if os.stat(path).st_ino != os.fstat(fd).st_ino:   # removed and re-made meanwhile
             os.close(fd)
-            return None
+            return "held", None
     except FileNotFoundError:
         os.close(fd)
-        return None
-    return fd
+        return "held", None
+    return "free", fd
 
 
 def _release(path: Path, fd: int) -> None:

@@ -10,7 +10,8 @@
 -- sent_pkts: packets with a first send (leaving the source) -- in a window, those first sent in
 --   [t0, t1); recv_pkts: those of them delivered at the destination (at any time);
 --   dropped_pkts: their drops (packets.drops: wired `d` events anywhere, wireless
---   lost_with_drop); in_flight_pkts = sent_pkts - recv_pkts - those of them dropped and never
+--   lost_with_drop; `d` events of LAN stations overhearing a packet are not drops: they are
+--   overheard_pkts, packets.overheard summed); in_flight_pkts = sent_pkts - recv_pkts - those of them dropped and never
 --   delivered; pdr = recv / sent, drop_rate = dropped / sent (NULL when nothing was sent);
 --   tx_bytes: their sent sizes summed;
 -- delay (first delivery - first send, of those delivered; mean, p50, p95, p99 with
@@ -29,7 +30,7 @@
 -- drops_per_s = dropped_pkts / window length (paper 002's packet drop), NULL when the length is
 --   not positive or unknown;
 -- t_first_send, t_last_recv: first send and last delivery counted (s); t_run_end: the end of
---   the window (s); src_port, dst_port, fulltcp, hdr_bytes from all_flows.
+--   the window (s); overheard_pkts: see dropped_pkts; src_port, dst_port, fulltcp, hdr_bytes from all_flows.
 -- uses: all_flows, packets, run_ends, kbps, percentile
 CREATE OR REPLACE MACRO flow_stats_in(mode, t0, t1, kind) AS TABLE
 WITH win AS MATERIALIZED (  -- one window per run
@@ -50,7 +51,7 @@ fl AS MATERIALIZED (  -- the flows of those runs, numbered for cheap joins
 ),
 pk AS MATERIALIZED (
     SELECT f.flow_no, p.pkt_id, p.seq_key, p.size, p.payload_bytes, p.t_sent, p.t_recv,
-           p.recv_line, p.rx_bytes, p.drops,
+           p.recv_line, p.rx_bytes, p.drops, p.overheard,
            f.whole OR (p.t_sent >= f.w0 AND p.t_sent < f.w1) AS sent_in,
            p.t_recv IS NOT NULL AND (f.whole OR (p.t_recv >= f.w0 AND p.t_recv < f.w1)) AS recv_in
     FROM packets p
@@ -65,6 +66,7 @@ agg AS (
            count(t_sent) FILTER (WHERE sent_in) AS sent_pkts,
            count(t_recv) FILTER (WHERE sent_in) AS recv_pkts,
            sum(drops) FILTER (WHERE sent_in) AS dropped_pkts,
+           sum(overheard) FILTER (WHERE sent_in) AS overheard_pkts,
            count(*) FILTER (WHERE sent_in AND drops > 0 AND t_recv IS NULL) AS lost_pkts,
            sum(size) FILTER (WHERE sent_in AND t_sent IS NOT NULL) AS tx_bytes,
            avg(t_recv - t_sent) FILTER (WHERE sent_in) * 1000 AS mean_delay_ms,
@@ -134,5 +136,6 @@ SELECT run_id, fid, ptype, name, src_node, dst_node,
        src_port, dst_port, fulltcp, hdr_bytes,
        CAST(coalesce(tx_bytes, 0) AS BIGINT) AS tx_bytes,
        CASE WHEN length_s > 0 THEN coalesce(dropped_pkts, 0) / length_s END AS drops_per_s,
-       t_first_send, t_last_recv, w1 AS t_run_end, window_kind
+       t_first_send, t_last_recv, w1 AS t_run_end,
+       CAST(coalesce(overheard_pkts, 0) AS BIGINT) AS overheard_pkts, window_kind
 FROM lengths

@@ -1,10 +1,11 @@
--- routing_overhead: per wireless run, the routing protocol's own packets (is_routing_ptype)
+-- routing_overhead: per wireless run, the routing protocol's own packets (is_routing_packet: sent from
+-- the routing agent's port 255, or of a known routing type)
 -- at the routing layer: routing_sent_pkts = their `s` RTR lines, routing_fwd_pkts = their
 -- `f` RTR lines, routing_pkts = both (each hop-wise transmission counts once, Broch et al.
 -- 1998), routing_bytes = their sizes at RTR summed; data_recv_pkts = recv_pkts summed over
 -- the run's wireless_flow_stats; nrl (normalised routing load) = routing_pkts /
 -- data_recv_pkts, NULL when no data packet arrived.
--- uses: wireless_events, wireless_flow_stats, runs, is_routing_ptype
+-- uses: wireless_events, wireless_flow_stats, runs, is_routing_packet
 CREATE OR REPLACE VIEW routing_overhead AS
 WITH rt AS (
     SELECT run_id,
@@ -12,7 +13,7 @@ WITH rt AS (
            count(*) FILTER (WHERE event = 'f') AS routing_fwd_pkts,
            sum(size) AS routing_bytes
     FROM wireless_events
-    WHERE layer = 'RTR' AND event IN ('s', 'f') AND is_routing_ptype(ptype)
+    WHERE layer = 'RTR' AND event IN ('s', 'f') AND is_routing_packet(ptype, src_port)
     GROUP BY run_id
 ),
 dl AS (

@@ -2,8 +2,8 @@
 -- source node -> first `ack` (`r` at the source node, same fid, reversed addresses) that covers
 -- it: one-way TCP ack seq >= s; FullTcp ackno (16-field lines only) >= s + size - 40.
 -- Segments sent under more than one packet id are skipped (Karn). samples may be 0.
--- Sends are read from the data packets' (data_events) `+` and `d` events at the source, as in
--- packets.
+-- Sends are read from the data packets' (data_events) `+`, `h` and `d` events at the source,
+-- as in packets, with a seq (>= 0: a nam trace's transmission `h` lines carry seq -1).
 -- uses: data_events, flows, events, percentile
 CREATE OR REPLACE VIEW rtt AS
 WITH tcp_flows AS MATERIALIZED (
@@ -18,7 +18,7 @@ segments AS (
            CASE WHEN any_value(f.fulltcp) THEN d.seq + min(d.size) - 40 ELSE d.seq END AS need
     FROM data_events d
     JOIN tcp_flows f USING (run_id, fid, src_node, src_port, dst_node, dst_port)
-    WHERE d.event IN ('+', 'd') AND d.from_node = d.src_node
+    WHERE d.event IN ('+', 'h', 'd') AND d.from_node = d.src_node AND d.seq >= 0
     GROUP BY d.run_id, d.fid, d.src_node, d.src_port, d.dst_node, d.dst_port, d.seq
 ),
 acks AS (  -- acks arriving at the source, keyed by the data flow they acknowledge

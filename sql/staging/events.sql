@@ -1,5 +1,7 @@
 -- events: every packet event of the wired traces (+ enqueue, - dequeue, r receive at
--- to_node, d drop), one row per trace line in file order (line_no). Addresses are split
+-- to_node, d drop; h hop: on a LAN (`$ns newLan`) a packet's `h` onto the LAN's node comes
+-- before its `+`, and every station overhearing a frame writes a `d` of it; e RED early
+-- drop), one row per trace line in file order (line_no). Addresses are split
 -- into node and port; tcp_ackno, tcp_flags, tcp_hlen, sack_blocks come from 16-field
 -- `show_tcphdr_` lines and are NULL on 12-field lines. Times in seconds, sizes in bytes.
 -- uses: raw_events

@@ -49,6 +49,7 @@ class SimResult:
     seconds: float = 0.0
     ns_seconds: float = 0.0
     error: str = ""
+    host: str = ""                  # where it ran, on a cluster (tracekit sweep --scheduler)
 
 
 def make_spec(scenario: str, overrides: dict[str, str], seed: int) -> SimSpec:

@@ -187,6 +187,35 @@ def lines_at(data: bytes, offsets: list[int]) -> dict[int, str]:
     return out
 
 
+# annotations: the `v` lines of wired and wireless traces (trace-annotate, link-down/up), kept
+# verbatim; a table several formats write.
+ANNOTATIONS = pa.schema(
+    [
+        ("line_no", pa.int64()),
+        ("time", pa.float64()),
+        ("text", pa.string()),        # everything after the time field
+    ]
+)
+
+
+def annotation_rows(data: bytes, offsets: list[int], first_line_no: int) -> tuple[pl.DataFrame, list[int]]:
+    """The `v` lines at `offsets` of a chunk as annotations rows (line_no, time, text: the
+    raw line after its time field), and the offsets of those without a numeric time."""
+    texts = lines_at(data, offsets)
+    rows, bad = [], []
+    for off in offsets:
+        parts = texts[off].split(" ", 2)
+        if len(parts) >= 2 and is_num(parts[1]):
+            rows.append((first_line_no + off, float(parts[1]), parts[2] if len(parts) > 2 else ""))
+        else:
+            bad.append(off)
+    frame = pl.DataFrame(rows, schema={"line_no": pl.Int64, "time": pl.Float64, "text": pl.String}, orient="row")
+    return frame, bad
+
+
+ANNOTATION_EXPLAINED = "annotation line ('v') without a numeric time"
+
+
 def get_parser(kind: str) -> Parser:
     parser = FORMATS[kind].parser
     assert parser is not None
@@ -209,7 +238,7 @@ def parse_text(text: str, kind: str = "wired", path: str = "<text>") -> dict[str
 
 # Registration: importing a format's module registers it. The order of this list is the
 # order of the kinds in messages and of their tables.
-from . import wired, wireless, tcpvar, queue, red, refused  # noqa: E402, F401
+from . import wired, wireless, tcpvar, queue, red, series, nam, refused  # noqa: E402, F401
 
 # kind -> the table holding its rows; every stored table -> its schema; packet-trace kinds
 MAIN_TABLE: dict[str, str] = {k: f.main_table for k, f in FORMATS.items()}

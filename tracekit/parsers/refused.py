@@ -4,13 +4,6 @@ from __future__ import annotations
 
 from . import TraceFormat, register
 
-_NAM_EVENTS = ("V", "n", "l", "c", "A", "q", "+", "-", "h", "r", "d", "v", "f", "a")
-
-
-def _nam(line: str) -> bool:
-    t = line.split()
-    return len(t) >= 2 and t[1] == "-t" and t[0] in _NAM_EVENTS
-
 
 def _tagged(line: str) -> bool:
     t = line.split()
@@ -22,11 +15,6 @@ def _oneline_tcpvar(line: str) -> bool:
     return t[0] == "time:" and "saddr:" in t and t[1] != "-t"
 
 
-register(TraceFormat(
-    kind="nam", description="a nam trace", claims=_nam,
-    refusal="a nam trace (use the normal trace from `$ns trace-all`)",
-    priority=90,     # after the `-t` lines of queue events and new-format wireless traces
-))
 register(TraceFormat(
     kind="tagged", description="a tagged wired trace", claims=_tagged,
     refusal="a tagged wired trace (use-taggedtrace)",

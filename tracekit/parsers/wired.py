@@ -8,7 +8,8 @@ import polars as pl
 import pyarrow as pa
 
 from ..errors import clip_repr
-from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_digits, is_int, is_num, lines_at, read_fields, register
+from . import (ANNOTATION_EXPLAINED, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows,
+               comment_lines, is_digits, is_int, is_num, read_fields, register)
 
 # One-character event codes of the normal wired trace ('v' lines go to `annotations`).
 WIRED_EVENTS = ("+", "-", "r", "d", "e", "h")
@@ -38,16 +39,6 @@ EVENTS = pa.schema(
         ("sack_blocks", pa.int32()),
     ]
 )
-
-# annotations: the 'v' lines of a wired trace (trace-annotate, link-down/up), kept verbatim.
-ANNOTATIONS = pa.schema(
-    [
-        ("line_no", pa.int64()),
-        ("time", pa.float64()),
-        ("text", pa.string()),        # everything after the time field
-    ]
-)
-
 
 _READ = {
     "event": pl.String,
@@ -124,21 +115,9 @@ class WiredParser(Parser):
         )
         tables = {"events": events}
         annots = df.filter(ev == "v")
+        bad_v: list[int] = []
         if annots.height:
-            offs = annots["_off"].to_list()
-            texts = lines_at(data, offs)
-            rows, bad_v = [], []
-            for off in offs:
-                parts = texts[off].split(" ", 2)
-                if len(parts) >= 2 and is_num(parts[1]):
-                    rows.append((first_line_no + off, float(parts[1]), parts[2] if len(parts) > 2 else ""))
-                else:
-                    bad_v.append(off)
-            tables["annotations"] = pl.DataFrame(
-                rows, schema={"line_no": pl.Int64, "time": pl.Float64, "text": pl.String}, orient="row"
-            )
-        else:
-            bad_v = []
+            tables["annotations"], bad_v = annotation_rows(data, annots["_off"].to_list(), first_line_no)
         bad_offsets = sorted(bad["_off"].head(1).to_list() + bad_v[:1])
         return ParsedChunk(
             tables=tables,
@@ -151,7 +130,7 @@ class WiredParser(Parser):
     def explain(self, line: str) -> str:
         t = line.rstrip("\r").split(" ")
         if t[0] == "v":
-            return "annotation line ('v') without a numeric time"
+            return ANNOTATION_EXPLAINED
         if t[0] == "":
             return "empty field (line starts with a space, or two spaces in a row)"
         if t[0] not in WIRED_EVENTS:

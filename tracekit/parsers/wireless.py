@@ -9,6 +9,7 @@ after the nodes were created: AGT lines new, the other layers old) reads as one 
   MAC control frames (RTS, CTS, ACK) end after the MAC bracket.
 - new: `s -t 0.5 -Hs 0 -Hd -2 -Ni 0 ... -Nl AGT ...`, read as `-key value` pairs, never by
   position; RTS/CTS/ACK lines stop after `-Mt` (no type, no size: both NULL).
+- `v` annotation lines (`$ns trace-annotate`) -> annotations, as in wired traces;
 - `M` movement lines -> wireless_movements; `N -t -n -e` lines, `[energy ...]` blocks and a
   new-format `-Ne` >= 0 -> wireless_energy; DSR's own `S...` lines -> wireless_logs.
 """
@@ -20,7 +21,8 @@ import polars as pl
 import pyarrow as pa
 
 from ..errors import clip_repr
-from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, register, text_lines_only
+from . import (ANNOTATION_EXPLAINED, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows, comment_lines,
+               is_int, is_num, normalize_ws, register, text_lines_only)
 
 # wireless_events: one row per event line of a wireless (CMU / mobile node) trace, old CMU
 # format and new `-t` format alike (fmt says which); see docs/contract-wireless.md.
@@ -193,6 +195,7 @@ class WirelessParser(Parser):
             .when(line.str.starts_with("M ")).then(pl.lit("move"))
             .when(line.str.starts_with("N -t ")).then(pl.lit("nrg"))
             .when(line.str.contains(r"^S[A-Za-z_]")).then(pl.lit("log"))
+            .when(line.str.starts_with("v ")).then(pl.lit("annot"))
             .otherwise(pl.lit("bad"))
         )
         df = df.with_columns(cls.alias("_cls"), (pl.col("_off") + first_line_no).alias("line_no"))
@@ -222,6 +225,14 @@ class WirelessParser(Parser):
             ok = pl.all_horizontal(*[pl.col(n).is_not_null() for n in names])
             bad.append(x.filter(~ok).select("_off"))
             parts[table].append(self._typed(table, x.filter(ok)))
+
+        annots = df.filter(pl.col("_cls") == "annot")
+        if annots.height:
+            # from the raw chunk, not the whitespace-normalised one: the text is kept verbatim
+            # (normalize_ws keeps every line where it was)
+            frame, bad_v = annotation_rows(data, annots["_off"].to_list(), first_line_no)
+            parts["annotations"] = [frame]
+            bad.append(pl.DataFrame({"_off": bad_v}, schema={"_off": pl.Int64}))
 
         tables = {}
         for t, frames in parts.items():
@@ -329,15 +340,20 @@ class WirelessParser(Parser):
         if not s:
             return "blank line"
         e = t[0]
+        if e == "v":
+            return ANNOTATION_EXPLAINED
         if e == "M":
             return "movement line ('M') not of the form 'M TIME NODE (X, Y, Z), (DX, DY), SPEED'"
         if e == "N":
             return "energy line ('N') not of the form 'N -t TIME -n NODE -e ENERGY'"
         if e[0] == "S" and len(e) > 1 and e[1:2].isalpha():
             return f"line starting {clip_repr(e)} is not a DSR trace line ('S...' then a numeric time)"
+        if e in ("+", "-", "r", "d", "h") and len(t) >= 12 and not t[2].startswith("_") and t[1] != "-t":
+            return ("a wired trace line in a wireless trace: a wired-cum-wireless trace (wired and mobile "
+                    "nodes in one file) is not supported yet")
         if e not in ("s", "r", "f", "d", "D"):
             return (f"unknown event {clip_repr(e)} (a wireless trace line starts with s r f d D, M for movement, "
-                    "N for energy or S for DSR's own lines)")
+                    "N for energy, S for DSR's own lines or v for an annotation)")
         if len(t) >= 2 and t[1] == "-t":
             kv = {}
             for i in range(1, len(t) - 1, 2):
@@ -409,7 +425,7 @@ def claims(line: str) -> bool:
 FORMAT = register(TraceFormat(
     kind="wireless", description="a wireless trace", claims=claims, parser=WirelessParser,
     tables={"wireless_events": WIRELESS_EVENTS, "wireless_movements": WIRELESS_MOVEMENTS,
-            "wireless_energy": WIRELESS_ENERGY, "wireless_logs": WIRELESS_LOGS},
+            "wireless_energy": WIRELESS_ENERGY, "wireless_logs": WIRELESS_LOGS, "annotations": ANNOTATIONS},
     is_packet_trace=True, priority=10,     # its new-format lines before nam's `-t` lines
     time_rounding_s=1e-9, time_rounding_rel=1e-15,   # event lines print %.9f
 ))
