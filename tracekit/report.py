@@ -42,6 +42,7 @@ from . import __version__
 from .catalogue import Metric, metric as catalogue_metric
 from .compare import ALPHA, Comparison, Filter, Group, Verdict, _cond, compare, fmt_value, natural_key
 from .errors import TracekitError
+from .parsers import PACKET_KINDS_SQL
 
 # the metrics a report compares when none are named, by kind of run
 WIRED_METRICS = ("throughput_kbps", "mean_delay_ms", "p95_delay_ms", "drop_rate", "jain_index")
@@ -73,7 +74,7 @@ FLOW_NAME_SQL = ("coalesce({f}name, 'fid ' || CAST({f}fid AS VARCHAR), "
 class Conditions:
     scenario: str
     title: str
-    trace_kind: str                              # wired | wireless
+    trace_kind: str                              # wired | wireless: which metrics (wireless: the per-run MANET ones)
     n_runs: int
     fixed: list[tuple[str, str, str]]            # (label, value, unit)
     swept: list[tuple[str, list[str], str]]      # (label, values in natural order, unit)
@@ -83,6 +84,7 @@ class Conditions:
     seed_varies: str
     tracekit_versions: list[str]
     flows: list[str]                             # flow names of the selected runs
+    kinds: str = ""                              # the trace kinds of the runs, in words
 
     @property
     def seeds_text(self) -> str:
@@ -173,7 +175,7 @@ def ns_version(ns_binary: str = "ns") -> str:
 SELECT_RUNS = """
     SELECT * FROM (SELECT c.run_id, c.scenario, c.seed, c.config, r.labels, r.trace_kind, r.tracekit_version
                    FROM run_configs c JOIN runs r USING (run_id)) c
-    WHERE c.trace_kind IN ('wired', 'wireless')"""
+    WHERE c.trace_kind IN ({kinds})""".format(kinds=PACKET_KINDS_SQL)
 
 
 @dataclass
@@ -247,7 +249,7 @@ def conditions_of(scenario: str, runs: list[RunRow]) -> Conditions:
         trace_kind="wireless" if kinds == ["wireless"] else "wired", n_runs=len(runs), fixed=fixed, swept=swept,
         seeds=sorted({r.seed for r in runs}), n_configs=len(per_config),
         seeds_per_config=(min(counts), max(counts)), seed_varies=seed_varies(scenario),
-        tracekit_versions=sorted({r.tracekit_version or "(not recorded)" for r in runs}), flows=[])
+        tracekit_versions=sorted({r.tracekit_version or "(not recorded)" for r in runs}), flows=[], kinds=" and ".join(kinds))
 
 
 def default_factor(scenario: str, swept: list[tuple[str, list[str], str]], labels: set[str], n_flow_names: int = 0) -> str:
@@ -751,7 +753,7 @@ def _num_td(v: float | None, cls: str) -> str:
 
 def _conditions_html(c: Conditions, factor: str, per: Sequence[str], report: Report) -> str:
     rows = [("scenario", f"{c.scenario}: {c.title}"),
-            ("runs", f"{c.n_runs} {c.trace_kind} packet-trace runs with a seed (one per simulation)"),
+            ("runs", f"{c.n_runs} {c.kinds or c.trace_kind} packet-trace runs with a seed (one per simulation)"),
             ("swept parameters", "; ".join(f"{k} = {', '.join(v)}" + (f" {u}" if u else "") for k, v, u in c.swept) or "none"),
             ("seeds", c.seeds_text),
             ("what a seed varies", c.seed_varies),
