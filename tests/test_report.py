@@ -256,6 +256,27 @@ def test_without_plotly_one_line_names_the_extra(store, tmp_path, tracekit_inpro
     assert list(tmp_path.iterdir()) == []
 
 
+def test_dashboard_report_download_is_the_cli_report(store, report_file):
+    """dash_data.report_html (the sidebar's Download report) gives the report the CLI wrote,
+    its figures and table numbers; a scenario without runs gives a page saying why."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "dashboards"))
+    try:
+        import dash_data as dd
+    finally:
+        sys.path.pop(0)
+    status = dd.store_status(store)
+    got = dd.report_html(status, "queue-influence").decode()
+    cli = report_file[0].read_text()
+    assert got.count('<figure class="report-figure"') == cli.count('<figure class="report-figure"') == _expected_figures()
+    values = lambda t: [float(v) for v in re.findall(r'data-value="([^"]+)"', t)]    # noqa: E731
+    assert values(got) and values(got) == pytest.approx(values(cli), rel=1e-9)   # DuckDB's parallel sums: last bits
+    assert dd.report_html(status, "queue-influence") is dd.report_html(status, "queue-influence")     # kept
+    bad = dd.report_html(status, "no-such-scenario").decode()
+    assert "tracekit report: error: no runs with a seed match the selection (scenario=no-such-scenario)" in bad
+
+
 def test_the_paper_section_lists_every_claim_of_the_experiment(store):
     """With an experiment a paper names, the report sets the paper beside the store's runs
     (tracekit reproduce's evaluate, no simulation run): one row per claim the paper files make
