@@ -108,6 +108,12 @@ def _sidebar(status: dd.StoreStatus, page: str) -> dd.Selection:
     seed_opt = sb.selectbox("Seeds", ["all"] + seeds, key=f"seed-{scen}",
                             format_func=lambda s: f"all ({len(seeds)}): 95% CIs across seeds" if s == "all" else f"seed {s} only")
     seed = None if seed_opt == "all" else int(seed_opt)
+    sb.download_button("Download report", data=lambda: dd.report_html(status, scenario), on_click="ignore",
+                       file_name=f"tracekit-report-{scen}.html".replace(" ", "_"), mime="text/html",
+                       icon=":material/download:", key="report",
+                       help="tracekit report --scenario on all of this scenario's runs (the filters above do not apply): "
+                            "one HTML file that opens offline (conditions, 95% CIs and verdicts, figures). "
+                            "Made when clicked: it takes a while on a large store.")
     if fixed:
         with sb.expander(f"Fixed parameters ({len(fixed)})"):
             st.caption(", ".join(fixed))

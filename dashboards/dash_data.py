@@ -1083,3 +1083,34 @@ def papers_overview(entries: list[PaperEntry], saved: list[dict]) -> pd.DataFram
     for c in ("paper values", *PAPER_STATUSES):
         df[c] = df[c].astype("Int64")
     return df
+
+
+# ---------------------------------------------------------------------------------------
+# the sidebar's "Download report": tracekit report on the selected scenario
+
+_REPORTS: "OrderedDict[tuple, bytes]" = OrderedDict()
+_REPORTS_LOCK = threading.Lock()
+
+
+def report_html(status: StoreStatus, scenario: str | None) -> bytes:
+    """`tracekit report --scenario SCENARIO` on the store as HTML bytes (every run with a seed
+    when scenario is None); the last four kept per store state. A selection the report refuses
+    gives a short HTML page saying why."""
+    import html
+
+    from tracekit.compare import Filter
+    from tracekit.report import build_report, render_html
+
+    key = (str(status.data_dir), status.state, scenario)
+    with _REPORTS_LOCK:
+        if key in _REPORTS:
+            return _REPORTS[key]
+    try:
+        out = render_html(build_report(status.data_dir, [Filter("scenario", (scenario,))] if scenario else [])).encode()
+    except TracekitError as e:
+        return (f"<!DOCTYPE html><html><body><p>tracekit report: error: {html.escape(str(e))}</p></body></html>").encode()
+    with _REPORTS_LOCK:
+        _REPORTS[key] = out
+        while len(_REPORTS) > 4:
+            _REPORTS.popitem(last=False)
+    return out

@@ -355,6 +355,7 @@ READERS = [   # every command that reads a store (ingest, run, sweep, reproduce 
     ("compare", "cbr-variants", "--by", "variant"),
     ("compare", "--experiment", "cbr-exp1"),
     ("reproduce", "cbr-exp1", "--no-run"),
+    ("report", "--scenario", "cbr-variants"),
     ("dashboard", "--port", "1"),
     ("explain-awk", "script.awk", "out.tr"),
 ]

@@ -892,6 +892,57 @@ def dashboard(
         raise typer.Exit(code)
 
 
+@app.command()
+@handles_errors
+def report(
+    where: List[str] = typer.Option([], "--where", "-w", help="Only runs with LABEL=VALUE (or seed=, run_id=), only flows with name=, ptype=, fid=; KEY!=VALUE excludes; VALUE may be a,b,c. Repeatable, all must hold (as tracekit compare).", metavar="K=V"),
+    scenario: Optional[str] = typer.Option(None, "--scenario", "-s", help="Only this scenario's runs (the same as --where scenario=NAME).", metavar="NAME"),
+    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", help="Only a paper experiment's simulations; adds the paper's values and claims beside ours (tracekit reproduce on the store, no simulation run).", metavar="NAME"),
+    quick: Optional[bool] = typer.Option(None, "--quick/--full", help="With --experiment: its quick or full version [default: the full one when all of it is in the store, else the quick one when all of that is, else whichever has more runs]."),
+    by: Optional[str] = typer.Option(None, "--by", "-b", help="The factor groups are formed by: a run label, or name (the flow name) [default: variant, or the scenario's series (queue, routing), or the first swept label; with nothing swept, name].", metavar="LABEL"),
+    metric: List[str] = typer.Option([], "--metric", "-m", help="A catalogued metric to compare (repeatable) [default: throughput, delay, 95th-percentile delay, drop rate, Jain's index; wireless: PDR, throughput, delay, NRL].", metavar="METRIC"),
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write (written to a temporary name, then renamed).", metavar="FILE"),
+    data: Optional[Path] = DataOpt,
+) -> None:
+    """Write one self-contained HTML report of a selection of runs: the conditions first
+    (scenario, fixed and swept parameters, seeds, what a seed varies, tracekit and ns-2
+    versions), then the comparison tables with 95% confidence intervals and verdicts (the
+    numbers of tracekit compare), sweep curves with CI bands, throughput vs delay, Jain's
+    fairness and per-packet delay CDFs, each figure captioned with its conditions. The
+    figures are interactive (plotly, bundled into the file: it opens offline). Needs the
+    dashboard extra (plotly): pip install 'tracekit[dashboard]'.
+
+    Example: tracekit report --where scenario=queue-influence -o report.html
+
+    Example: tracekit report --experiment cbr-exp3 -o cbr-exp3.html
+    """
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        raise TracekitError("tracekit report draws with plotly: pip install 'tracekit[dashboard]'") from None
+    from .compare import Filter
+    from .report import build_report, check_output, write_report
+
+    if quick is not None and not experiment:
+        raise TracekitError("--quick/--full go with --experiment")
+    filters = [Filter.parse(w) for w in where]
+    if scenario:
+        filters.insert(0, Filter("scenario", (scenario,)))
+    check_output(output)
+
+    import time
+
+    t0 = time.monotonic()
+
+    def progress(msg: str) -> None:
+        print(f"tracekit: report: {msg} ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
+
+    rep = build_report(_store(data), filters, experiment, quick=quick, metrics=metric, by=by, progress=progress)
+    progress(f"writing {output}")
+    path, size = write_report(rep, output)
+    print(f"wrote {path} ({size / 1e6:.1f} MB; {len(rep.sections)} scenario(s), {rep.n_figures} figures)")
+
+
 class ExplainFormat(str, enum.Enum):
     """--format of tracekit explain-awk."""
     table = "table"
