@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -16,7 +17,7 @@ from tracekit.columns import RAW_COLUMNS
 from tracekit.query import close, connect, sql_dir
 from tracekit.schema import RUNS, TABLES, duck_type
 
-HEAVY = ("polars", "pyarrow", "numpy", "pandas")
+HEAVY = ("polars", "pyarrow", "numpy", "pandas", "pydantic")
 
 
 def test_columns_are_the_arrow_schemas_in_duckdb_types():
@@ -126,3 +127,45 @@ def test_the_columns_module_imports_nothing_heavy():
                         f"print([m for m in {HEAVY!r} if m in sys.modules])"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
+
+
+def _typers_own(annotation, value):
+    """What typer's own (pydantic) coercion makes of value, or the exception's type name."""
+    from typer._coercion import build_runtime_param, resolve_type_descriptor
+    from typer.models import OptionInfo
+
+    try:
+        return build_runtime_param(resolve_type_descriptor(annotation, OptionInfo()))._coerce_value(value, param=None, ctx=None)
+    except Exception as e:   # noqa: BLE001 - the error's kind is the answer
+        return type(e).__name__
+
+
+def test_plain_option_values_are_typers_own():
+    from typing import Optional
+
+    from tracekit.cli import RowFormat
+    from tracekit.cliparams import _UNDECIDED, plain_value
+    from typer.models import OptionInfo
+
+    cases = [(int, ["0", "-3", "12", "1_000", "007", "+5", " 4", "1.0", "x", "99999999999999999999"]),
+             (Optional[float], ["1.5", "-0.25", "1e400", "1e-3", "2", "inf", "nan", ".5", "5.", "0x10", "abc"]),
+             (str, ["a", "", " x ", "SELECT 1"]),
+             (RowFormat, ["csv", "json", "table", "CSV", "xml", ""]),
+             (Optional[Path], ["a/b", "", "/tmp", "-"])]
+    decided = 0
+    for annotation, values in cases:
+        for v in values:
+            got = plain_value(annotation, OptionInfo(), v)
+            if got is _UNDECIDED:
+                continue
+            want = _typers_own(annotation, v)
+            assert (type(got), got) == (type(want), want), (annotation, v)
+            decided += 1
+    assert decided >= 18
+
+
+def test_typos_still_get_typers_message(populated_store):
+    p = subprocess.run([sys.executable, "-m", "tracekit", "sql", "SELECT 1", "--data", str(populated_store), "--threads", "x"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert "Invalid value for '--threads'" in p.stderr and "valid integer" in p.stderr

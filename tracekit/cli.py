@@ -13,7 +13,11 @@ from typing import List, Optional
 
 import typer
 
+from .cliparams import install as _plain_option_values
 from .errors import Terminated, TracekitError
+
+# option values coerced without importing pydantic where typer's result is plain (start-up)
+_plain_option_values()
 
 app = typer.Typer(
     help="tracekit: ns-2 traces into Parquet, TCP metrics as SQL.\n\n"
