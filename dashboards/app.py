@@ -25,6 +25,8 @@ PAGES = [
     st.Page(str(HERE / "tk_pages" / "timeseries.py"), title="Time series", icon=":material/timeline:"),
     st.Page(str(HERE / "tk_pages" / "fairness.py"), title="Fairness", icon=":material/balance:"),
     st.Page(str(HERE / "tk_pages" / "throughput_delay.py"), title="Throughput vs delay", icon=":material/scatter_plot:"),
+    st.Page(str(HERE / "tk_pages" / "distributions.py"), title="Distributions", icon=":material/ssid_chart:"),
+    st.Page(str(HERE / "tk_pages" / "links.py"), title="Links & TCP", icon=":material/lan:"),
     st.Page(str(HERE / "tk_pages" / "wireless.py"), title="Wireless", icon=":material/wifi:"),
     st.Page(str(HERE / "tk_pages" / "papers.py"), title="Papers", icon=":material/menu_book:"),
     st.Page(str(HERE / "tk_pages" / "sql.py"), title="SQL", icon=":material/terminal:"),
@@ -47,8 +49,16 @@ def _status() -> dd.StoreStatus:
     return pinned
 
 
-def _sidebar(status: dd.StoreStatus) -> dd.Selection:
+# pages the sidebar's run selection does not apply to (they say so, and so does the sidebar)
+UNFILTERED = ("SQL", "Papers")
+
+
+def _sidebar(status: dd.StoreStatus, page: str) -> dd.Selection:
     sb = st.sidebar
+    if page in UNFILTERED:
+        sb.info(f"The filters below do not apply to the {page} page"
+                   + (": a query sees every run of the store (filter with WHERE)." if page == "SQL" else
+                      ": each paper experiment has its own runs."), icon=":material/filter_alt_off:")
     with st.spinner(f"Computing flow_stats, fairness, run_metrics and replication_stats for {len(status.run_ids)} runs "
                     "(once per store state)..."):
         store = dd.open_store(status)
@@ -61,6 +71,15 @@ def _sidebar(status: dd.StoreStatus) -> dd.Selection:
     scen_opts = sorted(counts.index, key=lambda s: (-counts[s], s))
     if not scen_opts:
         scen_opts = ["(no scenario)"]
+    # the Wireless page opens on a scenario with wireless runs (the default, the most-run
+    # scenario, is often a wired one); a scenario chosen on the page stays
+    wl = runs[runs["trace_kind"] == "wireless"]["scenario"].fillna("(no scenario)").value_counts()
+    arrived = st.session_state.get("tk_page") != page
+    st.session_state["tk_page"] = page
+    if page == "Wireless" and arrived and len(wl) and st.session_state.get("scenario", scen_opts[0]) not in wl.index:
+        st.session_state["scenario"] = sorted(wl.index, key=lambda s: (-wl[s], s))[0]
+        sb.info(f"Wireless page: scenario {st.session_state['scenario']} chosen (it has wireless runs).",
+                icon=":material/wifi:")
     scen = sb.selectbox("Scenario", scen_opts, key="scenario",
                         format_func=lambda s: f"{s} ({counts.get(s, 0)} runs)")
     scenario = None if scen == "(no scenario)" else scen
@@ -102,5 +121,5 @@ nav = st.navigation(PAGES)
 if status.empty or status.problem:
     ui.empty_store(status)
     st.stop()
-st.session_state["tk_selection"] = _sidebar(status)
+st.session_state["tk_selection"] = _sidebar(status, nav.title)
 nav.run()

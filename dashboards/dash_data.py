@@ -228,6 +228,48 @@ class DashStore:
     def replication(self) -> pd.DataFrame:
         return self._memoised(("replication_stats",), lambda: self._whole("replication_stats"))
 
+    def pooled_replication(self) -> pd.DataFrame:
+        """replication_stats' columns, with the seeds of a configuration pooled per flow
+        name: replication_stats keeps a flow's addresses in its key, so where they change
+        from seed to seed (a MANET scenario draws each seed's end points at random: 'CBR 1'
+        is a different pair of nodes in every seed) it has one row per seed, and a chart of
+        it drew one bar per seed on top of the others. Here a flow is (fid, name) unless
+        several flows of one run share them (flows sharing fid 0 and a name): those keep their
+        addresses. Same formulas as replication_stats (mean, sample stddev, t_975 half-width);
+        `addresses`: how many distinct address pairs were pooled."""
+        def compute():
+            if "run_metrics" in self.failed:
+                raise TracekitError(f"the run_metrics view failed: {self.failed['run_metrics']}")
+            return self.df("""
+                WITH m AS (
+                    SELECT *, count(*) OVER (PARTITION BY run_id, fid, name, metric) AS same_key
+                    FROM run_metrics
+                ),
+                agg AS (
+                    SELECT scenario, config, fid, name,
+                           CASE WHEN same_key > 1 THEN src_node END AS src_node,
+                           CASE WHEN same_key > 1 THEN src_port END AS src_port,
+                           CASE WHEN same_key > 1 THEN dst_node END AS dst_node,
+                           CASE WHEN same_key > 1 THEN dst_port END AS dst_port,
+                           metric,
+                           count(value) AS n_runs, avg(value) AS mean, stddev_samp(value) AS stddev,
+                           list_sort(list(seed) FILTER (WHERE value IS NOT NULL)) AS seeds,
+                           count(DISTINCT (src_node, src_port, dst_node, dst_port)) AS addresses
+                    FROM m
+                    GROUP BY ALL
+                )
+                SELECT scenario, config, fid, name, src_node, src_port, dst_node, dst_port, metric,
+                       n_runs, mean, stddev, t_975(n_runs - 1) * stddev / sqrt(n_runs) AS ci95_half_width,
+                       seeds, addresses
+                FROM agg""")
+        return self._memoised(("pooled_replication",), compute)
+
+    def series_names(self) -> list[str]:
+        """Every flow name and queue type (or routing protocol) of the store, in natural
+        order: what dash_ui gives its colours from, so a name keeps its colour on every page."""
+        return self._memoised(("series_names",), lambda: natural_sorted(
+            list(self.flow_stats()["name"].dropna().unique()) + list(self.runs()["queue_type"].dropna().unique())))
+
     def metrics(self, level: str | None = None, source_view: str | None = None) -> dict[str, Metric]:
         """The catalogued metrics (in catalogue order) whose source column this store's views
         have, of one level and source view if given."""
@@ -379,6 +421,103 @@ class DashStore:
             return json.loads(json.dumps({**res.as_dict(), "when": when, "evaluated_here": True}, default=str))
         return self._memoised(("reproduce", experiment, quick, str(papers_dir), files_state()), compute)
 
+    # -- distributions, drops, queues, TCP (the Distributions, Links and TCP pages) ------------
+
+    def packet_delays(self, run_ids: tuple[str, ...], limit: int = 300_000) -> tuple[pd.DataFrame, int]:
+        """Every delivered data packet of these runs (the packets view: t_recv - t_sent) with
+        its flow's key and ptype, delay in ms; at most `limit` rows (a uniform sample of them
+        beyond: reservoir, fixed seed); second value: how many there are in all."""
+        def compute():
+            base = ("FROM packets WHERE t_recv IS NOT NULL AND list_contains(?, run_id)")
+            (n,) = self.con.execute(f"SELECT count(*) {base}", [list(run_ids)]).fetchone() or (0,)
+            sample = f" USING SAMPLE reservoir({limit} ROWS) REPEATABLE (1)" if n > limit else ""
+            df = _named(self.df(
+                "SELECT p.run_id, p.fid, p.src_node, p.src_port, p.dst_node, p.dst_port, p.ptype, "
+                "(p.t_recv - p.t_sent) * 1000 AS delay_ms, f.name "
+                f"FROM (SELECT * {base}{sample}) p LEFT JOIN flow_stats f ON f.run_id = p.run_id "
+                "AND f.fid IS NOT DISTINCT FROM p.fid AND f.src_node = p.src_node AND f.src_port = p.src_port "
+                "AND f.dst_node = p.dst_node AND f.dst_port = p.dst_port", [list(run_ids)]))
+            return df, int(n)
+        return self._memoised(("packet_delays", run_ids, limit), compute)
+
+    def drops_series(self, run_ids: tuple[str, ...], bin_s: float) -> pd.DataFrame:
+        """Drops (`d` events) per bin of bin_s seconds, per run, link (from_node -> to_node)
+        and flow: the data flow's key when the packet is one of a flow's data packets
+        (data_events), else NULL (an ACK, a routing packet)."""
+        return self._memoised(("drops_series", run_ids, bin_s), lambda: _named(self.df(
+            "WITH d AS (SELECT e.run_id, e.time, e.from_node, e.to_node, e.pkt_id, e.ptype, "
+            "       de.fid, de.src_node, de.src_port, de.dst_node, de.dst_port "
+            "  FROM events e LEFT JOIN data_events de ON de.run_id = e.run_id AND de.line_no = e.line_no "
+            "  WHERE e.event = 'd' AND list_contains(?, e.run_id)) "
+            "SELECT d.run_id, floor(d.time / ?) * ? AS t, d.from_node, d.to_node, d.fid, d.src_node, d.src_port, "
+            "       d.dst_node, d.dst_port, any_value(d.ptype) AS ptype, count(*) AS drops, "
+            "       any_value(f.name) AS name, bool_or(d.src_node IS NOT NULL) AS is_data "
+            "FROM d LEFT JOIN flow_stats f ON f.run_id = d.run_id AND f.fid IS NOT DISTINCT FROM d.fid "
+            "  AND f.src_node = d.src_node AND f.src_port = d.src_port AND f.dst_node = d.dst_node AND f.dst_port = d.dst_port "
+            "GROUP BY ALL ORDER BY d.run_id, t", [list(run_ids), float(bin_s), float(bin_s)])))
+
+    def link_stats(self, run_ids: tuple[str, ...]) -> pd.DataFrame:
+        """Per run and link: queue_delay (pkts, mean_ms, p95_ms) and the drops there (`d`
+        events whose from_node -> to_node is the link)."""
+        return self._memoised(("link_stats", run_ids), lambda: self.df(
+            "WITH dr AS (SELECT run_id, from_node, to_node, count(*) AS drops FROM events "
+            "            WHERE event = 'd' AND list_contains(?, run_id) GROUP BY ALL), "
+            "q AS (SELECT * FROM queue_delay WHERE list_contains(?, run_id)) "
+            "SELECT coalesce(q.run_id, dr.run_id) AS run_id, coalesce(q.from_node, dr.from_node) AS from_node, "
+            "       coalesce(q.to_node, dr.to_node) AS to_node, coalesce(q.pkts, 0) AS queued_pkts, "
+            "       q.mean_ms AS mean_queue_delay_ms, q.p95_ms AS p95_queue_delay_ms, coalesce(dr.drops, 0) AS drops "
+            "FROM q FULL JOIN dr ON q.run_id = dr.run_id AND q.from_node = dr.from_node AND q.to_node = dr.to_node "
+            "ORDER BY 1, 2, 3", [list(run_ids), list(run_ids)]))
+
+    def red_vars(self, run_ids: tuple[str, ...]) -> pd.DataFrame:
+        return self._memoised(("red_vars", run_ids), lambda: self.df(
+            "SELECT run_id, var, time, value FROM red_vars WHERE list_contains(?, run_id) ORDER BY run_id, var, time",
+            [list(run_ids)]))
+
+    def rtt_samples(self, run_ids: tuple[str, ...]) -> pd.DataFrame:
+        return self._memoised(("rtt_samples", run_ids), lambda: _named(self.df(
+            "SELECT s.*, s.rtt_s * 1000 AS rtt_ms, f.name, f.ptype FROM rtt_samples s JOIN flow_stats f "
+            "ON f.run_id = s.run_id AND f.fid IS NOT DISTINCT FROM s.fid AND f.src_node = s.src_node "
+            "AND f.src_port = s.src_port AND f.dst_node = s.dst_node AND f.dst_port = s.dst_port "
+            "WHERE list_contains(?, s.run_id) ORDER BY s.run_id, s.fid, s.t_send_s", [list(run_ids)])))
+
+    def retransmissions(self, run_ids: tuple[str, ...]) -> pd.DataFrame:
+        return self._memoised(("retransmissions", run_ids), lambda: _named(self.df(
+            "SELECT x.*, f.name, f.ptype FROM retransmissions x JOIN flow_stats f "
+            "ON f.run_id = x.run_id AND f.fid IS NOT DISTINCT FROM x.fid AND f.src_node = x.src_node "
+            "AND f.src_port = x.src_port AND f.dst_node = x.dst_node AND f.dst_port = x.dst_port "
+            "WHERE list_contains(?, x.run_id) ORDER BY x.run_id, x.fid", [list(run_ids)])))
+
+    def time_sequence(self, run_id: str, flow: tuple) -> dict[str, pd.DataFrame]:
+        """One flow's tcptrace-style time-sequence facts: `sent` (every data packet sent at the
+        source: t_sent, seq, retransmission = the retransmissions view's rule: an earlier
+        packet of the flow carried its seq), `drops` (its data packets' `d` events: time, seq,
+        link) and `acks` (acks arriving at the source: time, ack seq; one-way TCP)."""
+        fid, sn, sp, dn, dp = flow
+
+        def compute():
+            key = [run_id, fid, sn, sp, dn, dp]
+            on = ("run_id = ? AND fid IS NOT DISTINCT FROM ? AND src_node = ? AND src_port = ? "
+                  "AND dst_node = ? AND dst_port = ?")
+            sent = self.df(
+                "SELECT t_sent AS time, seq, pkt_id, t_recv IS NOT NULL AS delivered, "
+                "  seq_key IS NOT NULL AND row_number() OVER (PARTITION BY seq_key ORDER BY t_sent, pkt_id) > 1 "
+                "    AS retransmission "
+                f"FROM packets WHERE {on} AND t_sent IS NOT NULL ORDER BY t_sent, pkt_id", key)
+            drops = self.df(f"SELECT time, seq, pkt_id, from_node, to_node FROM data_events WHERE {on} "
+                            "AND event = 'd' ORDER BY time", key)
+            acks = self.df(
+                "SELECT time, seq AS ack FROM events WHERE run_id = ? AND fid IS NOT DISTINCT FROM ? AND src_node = ? "
+                "AND src_port = ? AND dst_node = ? AND dst_port = ? AND event = 'r' AND ptype = 'ack' AND to_node = ? "
+                "ORDER BY time", [run_id, fid, dn, dp, sn, sp, sn])
+            return {"sent": sent, "drops": drops, "acks": acks}
+        return self._memoised(("time_sequence", run_id, flow), compute)
+
+    def movements(self, run_id: str) -> pd.DataFrame:
+        return self._memoised(("movements", run_id), lambda: self.df(
+            "SELECT node, time, x, y, dest_x, dest_y, speed_mps FROM wireless_movements WHERE run_id = ? "
+            "ORDER BY node, time, line_no", [run_id]))
+
     # -- wireless ------------------------------------------------------------------------
 
     def wireless_run_stats(self, run_ids: tuple[str, ...]) -> pd.DataFrame:
@@ -513,7 +652,7 @@ class Selection:
         metric, with the configuration's labels; plus the labels that split runs which
         differ in nothing else but their seed into several configurations (should be [])."""
         cfg = self.configs()
-        rep = self.store.replication()
+        rep = self.store.pooled_replication()
         if cfg.empty:
             return rep.iloc[0:0], []
         label_cols = [c for c in self.params + ["queue_type"] if c in cfg.columns]
@@ -665,6 +804,27 @@ def param_axis(scenario: str | None, key: str) -> str:
     return f"{key} ({unit})" if unit else key
 
 
+def positions_at(moves: pd.DataFrame, t: float) -> pd.DataFrame:
+    """Each node's (x, y) at time t from its `M` lines (wireless_movements): from the last
+    line at or before t, it moves from (x, y) straight towards (dest_x, dest_y) at speed_mps
+    until it gets there; before its first line it stands at that line's (x, y) (ns-2 writes
+    a line when a node starts to move, from where it stood)."""
+    out = []
+    for node, g in moves.groupby("node", sort=True):
+        past = g[g["time"] <= t]
+        if past.empty:
+            r = g.iloc[0]
+            out.append((node, float(r["x"]), float(r["y"])))
+            continue
+        r = past.iloc[-1]
+        dx, dy = float(r["dest_x"]) - float(r["x"]), float(r["dest_y"]) - float(r["y"])
+        dist = (dx * dx + dy * dy) ** 0.5
+        gone = float(r["speed_mps"]) * (t - float(r["time"]))
+        f = 1.0 if dist == 0 or gone >= dist else gone / dist
+        out.append((node, float(r["x"]) + f * dx, float(r["y"]) + f * dy))
+    return pd.DataFrame(out, columns=["node", "x", "y"])
+
+
 # ---------------------------------------------------------------------------------------
 # wireless runs (the Wireless page)
 
@@ -682,7 +842,7 @@ def wireless_metric_rows(sel: Selection) -> pd.DataFrame:
     if sel.seed is None and runs["seed"].notna().any():
         cfg = sel.configs()
         cfg = cfg[cfg["run_id"].isin(ids)].drop_duplicates("config").set_index("config")[label_cols]
-        rep = sel.store.replication()
+        rep = sel.store.pooled_replication()
         rep = rep[(rep["scenario"] == sel.scenario) & rep["config"].isin(cfg.index)
                   & rep["metric"].isin(list(wireless))]
         rows = rep[["config", "metric", "mean", "ci95_half_width", "n_runs"]].merge(

@@ -14,33 +14,217 @@ from tracekit.catalogue import Metric
 from tracekit.compare import Comparison
 
 IMAGE_FORMATS = {"PNG": "png", "SVG": "svg"}
-# plotly's qualitative palette, fixed per flow name so a variant keeps its colour on every page
+# plotly's qualitative palette
 PALETTE = ["#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692",
            "#B6E880", "#FF97FF", "#FECB52"]
 # explicit colours: Streamlit's theme would otherwise give neighbouring traces near-identical shades
 px.defaults.color_discrete_sequence = PALETTE
+# One colour per variant, routing protocol and queue discipline on every page (and in the
+# exported images): the names the bundled scenarios use get a fixed colour; any other name
+# (flow labels of the user's own traces) the first free colour in the order of every name in
+# the store (see colours()), so it too keeps its colour from page to page.
+FIXED_COLOURS = {
+    "Tahoe": "#636EFA", "Reno": "#EF553B", "Newreno": "#00CC96", "Vegas": "#AB63FA", "Sack": "#FFA15A",
+    "Sack1": "#FFA15A", "Fack": "#19D3F3", "CBR": "#7F7F7F",
+    "AODV": "#636EFA", "DSDV": "#EF553B", "DSR": "#00CC96",
+    "DropTail": "#1F77B4", "RED": "#D62728",
+}
+EXTRA = ["#FF6692", "#B6E880", "#FF97FF", "#FECB52", "#8C564B", "#E377C2", "#BCBD22", "#17BECF",
+         "#9467BD", "#2CA02C", "#FF7F0E", "#1F77B4", "#D62728", "#7F7F7F"]
+DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 
 
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:80] or "chart"
 
 
+def base_name(name: str) -> str:
+    """The variant a shown name stands for: 'Reno (fid 2)' -> 'Reno', 'Reno · RED' -> 'Reno'."""
+    return re.split(r" \(fid | · ", str(name), maxsplit=1)[0]
+
+
+def colours(names=()) -> dict[str, str]:
+    """The colour of every name of the store (flow names, queue types, routing protocols;
+    computed once per session from the selection's store) and of `names`."""
+    sel = st.session_state.get("tk_selection")
+    known: list = []
+    if sel is not None:
+        known = sel.store.series_names()
+    out = dict(FIXED_COLOURS)
+    free = [c for c in EXTRA + PALETTE if c not in out.values()] + PALETTE
+    i = 0
+    for n in [*known, *natural_sorted(base_name(x) for x in names)]:
+        if n not in out:
+            out[n] = free[i % len(free)]
+            i += 1
+    return out
+
+
+def colour_of(name: str) -> str:
+    m = colours([name])
+    return m.get(str(name)) or m[base_name(name)]
+
+
 def colour_map(names) -> dict[str, str]:
-    return {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(natural_sorted(names))}
+    """{shown name: colour}: the colour of the variant (or protocol) each name stands for."""
+    names = [n for n in dict.fromkeys(names) if n is not None and n == n]
+    m = colours(names)
+    return {n: m.get(str(n)) or m.get(base_name(n), PALETTE[0]) for n in names}
 
 
-def chart(fig: go.Figure, name: str, *, key: str | None = None, height: int | None = None) -> None:
-    """A plotly chart whose modebar camera saves `name`.png or .svg (sidebar choice)."""
+def dash_map(names) -> dict[str, str]:
+    """Line styles telling apart names that share a colour (two Reno flows of one run)."""
+    out, seen = {}, {}
+    for n in natural_sorted(names):
+        b = base_name(n)
+        out[n] = DASHES[seen.get(b, 0) % len(DASHES)]
+        seen[b] = seen.get(b, 0) + 1
+    return out
+
+
+def ci_columns(df: pd.DataFrame, metric: Metric, mean: str = "mean", half: str = "ci95_half_width") -> pd.DataFrame:
+    """The whiskers of a 95% CI as plotly wants them, clipped to the metric's range (a
+    delivery ratio's interval ends at 1, a throughput's at 0): ci_plus, ci_minus (distances
+    from the mean), ci_low, ci_high."""
+    m, h = df[mean].astype(float), df[half].astype(float)
+    lo, hi = m - h, m + h
+    if metric.min is not None:
+        lo = lo.clip(lower=metric.min)
+    if metric.max is not None:
+        hi = hi.clip(upper=metric.max)
+    return df.assign(ci_low=lo, ci_high=hi, ci_plus=hi - m, ci_minus=m - lo)
+
+
+def ci_note(n_runs, metric: Metric | None = None) -> str:
+    """What the whiskers are, for a caption or a chart's subtitle: '95% CI of the mean over
+    n seeds', with 'wide interval' when few seeds make Student's t large."""
+    ns = sorted({int(n) for n in pd.Series(n_runs).dropna() if int(n) > 0})
+    if not ns or max(ns) < 2:
+        return "single runs: no confidence interval"
+    n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
+    text = f"whiskers: 95% CI of the mean (Student t), {n_text} seeds"
+    if ns[0] < 5:
+        text += f" (n = {ns[0]}: wide interval)"
+    if metric is not None and (metric.min is not None or metric.max is not None):
+        rng = f"[{'' if metric.min is None else f'{metric.min:g}'}, {'' if metric.max is None else f'{metric.max:g}'}]"
+        text += f", clipped to {rng.replace('[, ', '(-inf, ').replace(', ]', ', inf)')}"
+    return text
+
+
+def condition(sel: Selection, pinned: dict | None = None, extra: str = "", seeds_of_selection: bool = True) -> str:
+    """What a chart shows, for its subtitle (and so the exported image): scenario, the
+    pinned and fixed parameters, the seeds."""
+    parts = [f"scenario {sel.scenario or '(none)'}"]
+    fixed = [f"{k}={v}" for k, v in (pinned or {}).items()]
+    for k in sel.params:
+        if k not in sel.varying and k in sel.wired.columns:
+            vals = natural_sorted(sel.wired[k])
+            if len(vals) == 1 and k not in ("trace_format",):
+                fixed.append(f"{k}={vals[0]}")
+    if fixed:
+        parts.append(", ".join(fixed[:4]) + (f" (+{len(fixed) - 4} more fixed)" if len(fixed) > 4 else ""))
+    seeds = sorted(int(s) for s in sel.wired["seed"].dropna().unique())
+    second = []
+    if not seeds_of_selection:
+        pass
+    elif sel.seed is not None:
+        second.append(f"seed {sel.seed} only")
+    elif seeds:
+        second.append(f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''} ({_ranges(seeds)})")
+    if extra:
+        second.append(extra)
+    return "; ".join(parts) + ("<br>" + "; ".join(second) if second else "")
+
+
+def _ranges(seeds: list[int]) -> str:
+    """[1, 2, 3, 5] -> '1-3, 5'."""
+    out, start = [], None
+    for i, s in enumerate(seeds):
+        if start is None:
+            start = s
+        if i + 1 == len(seeds) or seeds[i + 1] != s + 1:
+            out.append(str(start) if start == s else f"{start}-{s}")
+            start = None
+    return ", ".join(out)
+
+
+def _same_traces(fig: go.Figure) -> list[list[str]]:
+    """Names of line/marker traces that draw exactly the same points (one hides the others)."""
+    groups: dict = {}
+    for t in fig.data:
+        if t.type != "scatter" or getattr(t, "fill", None) == "toself" or not t.name or t.x is None or t.y is None:
+            continue
+        if len(t.x) == 0 or (len(t.x) < 2 and t.showlegend is False):
+            continue
+        ys = [round(float(v), 9) if v is not None and v == v else float("nan") for v in t.y]
+        key = (tuple(sorted(zip(map(str, t.x), ys), key=str)), getattr(t, "xaxis", None), getattr(t, "yaxis", None))
+        groups.setdefault(key, []).append(t.name)
+    return [g for g in groups.values() if len(set(g)) > 1]
+
+
+def mark_identical(fig: go.Figure) -> list[list[str]]:
+    """Traces drawing the same points are told apart instead of hidden under each other: each
+    gets ' (= other)' in its legend name and its own dash or marker; returns the groups."""
+    same = _same_traces(fig)
+    if not same:
+        return []
+    where = {n: g for g in same for n in g}
+    k: dict = {}
+    for t in fig.data:
+        g = where.get(t.name)
+        if g is None or t.type != "scatter" or getattr(t, "fill", None) == "toself":
+            continue
+        i = k.setdefault(tuple(g), 0)
+        k[tuple(g)] = i + 1
+        others = [x for x in g if x != t.name]
+        t.name = f"{t.name} (= {', '.join(others)})"
+        if t.line is not None:
+            t.line.dash = DASHES[i % len(DASHES)]
+            t.line.width = max(1.5, 4 - 1.2 * i)
+        if t.marker is not None:
+            t.marker.symbol = ["circle", "x", "diamond-open", "square-open", "triangle-up-open", "cross"][i % 6]
+    return same
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """A subtitle line cut into lines of at most `width` characters at '; ' and ', ' (plotly
+    does not wrap titles: a long one ran off the chart)."""
+    out, cur = [], ""
+    for piece in re.split(r"(?<=[;,]) ", text):
+        if cur and len(cur) + 1 + len(piece) > width:
+            out.append(cur)
+            cur = piece
+        else:
+            cur = f"{cur} {piece}" if cur else piece
+    return out + ([cur] if cur else [])
+
+
+def chart(fig: go.Figure, name: str, *, key: str | None = None, height: int | None = None,
+          context: str = "", wrap: int = 110) -> None:
+    """A plotly chart whose modebar camera saves `name`.png or .svg (sidebar choice). The
+    chart's title gets `context` as a second line (what the exported image shows: scenario,
+    condition, seeds, what the whiskers are); the title sits below the modebar's strip, so
+    the toolbar never covers it. Traces drawing the same points are marked as identical."""
     fmt = IMAGE_FORMATS.get(st.session_state.get("image_format") or "PNG", "png")
-    fig.update_layout(margin=dict(l=10, r=10, t=50, b=10), legend_title_text=fig.layout.legend.title.text)
-    if height:
-        fig.update_layout(height=height)
+    title = fig.layout.title.text or ""
+    lines = [w for part in context.split("<br>") for w in _wrap(part, wrap)] if context else []
+    if lines:
+        title = f"{title}<br>" + "<br>".join(f"<sup>{line}</sup>" for line in lines)
+    total = (height or fig.layout.height or 450) + 17 * len(lines)
+    # the title well below the figure's top: the modebar's strip (26 px, the whole width of a narrow chart) stays clear
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left", xref="container", y=1 - 50 / total,
+                                 yref="container", yanchor="top", pad=dict(l=8)),
+                      margin=dict(l=10, r=10, t=90 + 17 * len(lines), b=10), height=total,
+                      legend_title_text=fig.layout.legend.title.text)
+    same = mark_identical(fig)
     opts = {"format": fmt, "filename": slug(name)}
     if fmt == "png":
         opts["scale"] = 2
     st.plotly_chart(fig, config={"displaylogo": False, "toImageButtonOptions": opts,
                                  "displayModeBar": True},
                     key=key or f"chart-{slug(name)}")
+    for g in same:
+        st.caption("Identical series (drawn on top of each other, told apart by line style or marker): " + " = ".join(g) + ".")
 
 
 def table(df: pd.DataFrame, name: str, *, key: str | None = None, style=None, **kw) -> None:

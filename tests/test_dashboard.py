@@ -23,15 +23,15 @@ from tracekit.query import connect  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 APP = REPO / "dashboards" / "app.py"
 NS = shutil.which("ns") or "/usr/bin/ns"
-PAGES = ["overview", "compare", "sweep", "timeseries", "fairness", "throughput_delay", "sql"]
+PAGES = ["overview", "compare", "sweep", "timeseries", "fairness", "throughput_delay", "distributions", "links", "sql"]
 
 
 FID0 = "dumbbell-fid0"   # the scenario label of the runs whose two CBR flows share fid 0
 
 
 def make_store(d: Path) -> Path:
-    """23 short simulations: cbr-variants Reno/Vegas x CBR 3/9 Mb/s, cbr-fairness Reno-Vegas x
-    CBR 3/9, queue-influence DropTail/RED, manet AODV/DSDV/DSR; two seeds each, 2-15
+    """25 short simulations: cbr-variants Reno/Vegas x CBR 3/9 Mb/s, cbr-fairness Reno-Vegas x
+    CBR 3/9 and Reno-Reno at CBR 3, queue-influence DropTail/RED, manet AODV/DSDV/DSR; two seeds each, 2-15
     simulated seconds; one old-format manet run (AODV, seed 1: its flows have no fid); and
     tests/tcl/metrics_dumbbell.tcl with seeds 1 and 2, ingested as scenario dumbbell-fid0
     (Reno, Vegas, Sack and CBR flows, and two CBR flows that both keep fid 0, named CBR0)."""
@@ -43,6 +43,7 @@ def make_store(d: Path) -> Path:
                        [1, 2], {"duration": "2"})
     specs += plan_sweep("cbr-fairness", [("pair", ["Reno-Vegas"]), ("cbr_rate_mbps", ["3", "9"])],
                         [1, 2], {"duration": "2"})
+    specs += plan_sweep("cbr-fairness", [("pair", ["Reno-Reno"]), ("cbr_rate_mbps", ["3"])], [1, 2], {"duration": "2"})
     specs += plan_sweep("queue-influence", [("queue", ["DropTail", "RED"])], [1, 2],
                         {"duration": "3", "cbr_start": "1", "cbr_stop": "2"})
     # wireless: the MANET scenario under each routing protocol (fewer runs than cbr-variants,
@@ -53,6 +54,12 @@ def make_store(d: Path) -> Path:
                         {"duration": "15", "nodes": "10", "width_m": "500", "height_m": "500", "trace_format": "old"})
     results = run_sims(specs, d, jobs=2)
     assert [r.status for r in results] == ["done"] * len(specs), [r.error for r in results if r.error]
+    # a RED trace (ave_, curq_ of a Queue/RED link: tests/tcl/ingest_qmon.tcl), as a trace of
+    # the queue-influence scenario (no bundled scenario writes one)
+    subprocess.run([NS, str(REPO / "tests" / "tcl" / "ingest_qmon.tcl"), str(d.parent)], check=True,
+                   capture_output=True, cwd=d.parent)
+    subprocess.run([sys.executable, "-m", "tracekit", "ingest", str(d.parent / "red.tr"), "--data", str(d),
+                    "--label", "scenario=queue-influence"], check=True, capture_output=True)
     for seed in (1, 2):
         trace = d.parent / f"fid0-{seed}.tr"
         subprocess.run([NS, str(REPO / "tests" / "tcl" / "metrics_dumbbell.tcl"), str(trace), str(seed)],
@@ -172,10 +179,12 @@ def test_compare_shows_replication_stats(app, con):
     assert len(got) == len(rep[(rep["metric"] == "throughput_kbps")]) >= 2
     assert all(close(a, b) for a, b in zip(got["mean_x"], got["mean_y"]))
     assert all(close(a, b) for a, b in zip(got["ci95_half_width_x"], got["ci95_half_width_y"]))
-    # the verdict: one st.metric per variant, value = the view's mean
+    # the verdict: one line per variant, with the view's mean (markdown: it wraps at 800 px)
     tp = rep[(rep["metric"] == "throughput_kbps")]
-    expected = {(n, f"{m:,.1f} kbit/s") for n, m in zip(tp["name"], tp["mean"])}
-    assert {(m.label, m.value) for m in at.metric} <= expected and at.metric
+    lines = next(m.value for m in at.markdown if m.value.startswith("- **")).splitlines()
+    assert sorted(ln.split("**")[1] for ln in lines) == sorted(tp["name"])
+    for n, m in zip(tp["name"], tp["mean"]):
+        assert any(ln.startswith(f"- **{n}**: {m:,.1f} kbit/s") for ln in lines), (n, m, lines)
     # bars: the throughput chart's bar heights and whiskers are those means and half-widths
     fig = next(f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Throughput"))
     heights = sorted(float(y) for t in fig["data"] for y in arr(t["y"]))
@@ -248,9 +257,15 @@ def test_fairness_shows_jain_and_throughput(app, con):
     jain = table[table["metric"] == "jain_index"].merge(rep[rep["metric"] == "jain_index"], on="config")
     assert len(jain) == len(rep[rep["metric"] == "jain_index"]) >= 2
     assert all(close(a, b) for a, b in zip(jain["mean_x"], jain["mean_y"]))
-    assert set(table["pairing"]) == {"Reno-Vegas"}
+    assert set(table["pairing"]) == {"Reno-Vegas", "Reno-Reno"}
     titles = [f["spec"]["layout"]["title"]["text"] for f in charts(at)]
     assert any("Jain" in t for t in titles) and any("throughput" in t for t in titles)
+    # the throughput chart shows both pairings: its title names neither alone (issue 15)
+    tp_title = next(t for t in titles if t.startswith("Each flow's throughput"))
+    assert tp_title.startswith("Each flow's throughput in each of the 2 pairings"), tp_title
+    at.sidebar.multiselect(key="param-cbr-fairness-pair").set_value(["Reno-Vegas"]).run()
+    titles = [f["spec"]["layout"]["title"]["text"] for f in charts(at)]
+    assert any(t.startswith("Each flow's throughput: Reno-Vegas") for t in titles), titles
 
 
 def _flows_of(con, scenario: str) -> list[dict]:
@@ -271,16 +286,21 @@ def _plain_means(flows: list[dict], group) -> dict:
 
 def test_throughput_delay_points_and_means(app, con):
     at = app("throughput_delay")
-    means = frame(at, "variant", "flows", "mean_throughput_kbps", "mean_p95_delay_ms")
-    want = _plain_means([f for f in _flows_of(con, "cbr-variants") if f["ptype"] == "tcp"], lambda f: f["name"])
-    assert len(means) == len(want) == 2
+    means = frame(at, "variant", "condition", "flows", "mean_throughput_kbps", "mean_p95_delay_ms")
+    # one mean per variant and CBR rate, over the seeds: never across CBR rates (issue 15)
+    flows = [f for f in rows_of(con, "SELECT f.*, r.labels['cbr_rate_mbps'] AS cbr FROM flow_stats f JOIN runs r "
+                                     "USING (run_id) WHERE r.scenario = 'cbr-variants'") if f["ptype"] == "tcp"]
+    want = _plain_means(flows, lambda f: (f["name"], f"cbr_rate_mbps={f['cbr']}"))
+    assert len(means) == len(want) == 4
     for _, m in means.iterrows():
-        n, tp, d = want[m["variant"]]
-        assert m["flows"] == n == 4
+        n, tp, d = want[(m["variant"], m["condition"])]
+        assert m["flows"] == n == 2
         assert close(m["mean_throughput_kbps"], tp) and close(m["mean_p95_delay_ms"], d)
     fig = charts(at)[0]["spec"]
     assert fig["layout"]["xaxis"]["title"]["text"] == "95th-percentile delay (ms)"  # the catalogue title, with its unit
-    xs = np.concatenate([arr(t["x"]) for t in fig["data"] if not t["name"].endswith(" mean")])
+    assert fig["layout"]["xaxis"]["autorange"] == "reversed"        # better is up and right
+    assert "better is up and right" in fig["layout"]["title"]["text"]
+    xs = np.concatenate([arr(t["x"]) for t in fig["data"] if not t["name"].endswith("mean over seeds")])
     pts = con.sql("SELECT p95_delay_ms FROM flow_stats s JOIN runs r USING (run_id) "
                   "WHERE r.scenario = 'cbr-variants' AND s.ptype = 'tcp'").df()["p95_delay_ms"]
     assert np.allclose(sorted(xs), sorted(pts))
@@ -294,6 +314,7 @@ def test_throughput_delay_counts_flows_sharing_fid_0_once(app, con):
     at.switch_page("tk_pages/throughput_delay.py").run()
     assert not at.exception, at.exception[0].message
     means = frame(at, "variant", "flows", "mean_throughput_kbps")
+    assert set(means["condition"]) == {""}          # nothing varies but the seed
     flows = [f for f in _flows_of(con, FID0) if f["name"] in ("CBR0", "Reno", "Vegas")]
     assert sum(1 for f in flows if f["name"] == "CBR0" and f["fid"] == 0) == 4
     want = _plain_means(flows, lambda f: f["name"])
@@ -598,15 +619,19 @@ def test_wireless_page_compares_routing_protocols(app, con):
         got = {}
         for tr in fig["spec"]["data"]:
             (x,) = tr["x"]
-            got[x] = (float(arr(tr["y"])[0]), float(arr(tr["error_y"]["array"])[0]))
+            got[x] = (float(arr(tr["y"])[0]), float(arr(tr["error_y"]["array"])[0]),
+                      float(arr(tr["error_y"]["arrayminus"])[0]))
         for proto in ("AODV", "DSDV", "DSR"):
             vals = [r[column] for r in runs if r["routing"] == proto and r[column] is not None]
             assert vals, (proto, column)
             n = len(vals)
-            assert close(got[proto][0], sum(vals) / n), (metric, proto)
-            if n > 1:
+            mean = sum(vals) / n
+            assert close(got[proto][0], mean), (metric, proto)
+            if n > 1:     # the interval, clipped to the metric's range (a ratio's ends at 1, all at 0)
                 half = stats.t.ppf(0.975, n - 1) * float(np.std(vals, ddof=1)) / math.sqrt(n)
-                assert math.isclose(got[proto][1], half, rel_tol=1e-6, abs_tol=1e-12), (metric, proto)
+                top = min(mean + half, 1.0) if column == "pdr" else mean + half
+                assert math.isclose(got[proto][1], top - mean, rel_tol=1e-6, abs_tol=1e-12), (metric, proto)
+                assert math.isclose(got[proto][2], mean - max(mean - half, 0.0), rel_tol=1e-6, abs_tol=1e-12)
     # the verdict under the delivery-ratio chart: the best two protocols, Welch on the runs
     pdr = {p: [r["pdr"] for r in runs if r["routing"] == p and r["pdr"] is not None] for p in ("AODV", "DSDV", "DSR")}
     a, b = sorted(pdr, key=lambda p: -sum(pdr[p]) / len(pdr[p]))[:2]
@@ -637,6 +662,306 @@ def test_wireless_drops_chart_is_drops_per_run(app, con):
         assert close(got[k], total / n_runs[k[0]]), k
 
 
-def test_wireless_page_on_wired_runs_says_so(app):
+def test_wireless_page_opens_on_the_wireless_runs(app):
+    """The sidebar's default scenario is wired (the most runs): the Wireless page picks the
+    scenario with wireless runs instead of saying there are none (issue 15); a wired
+    scenario chosen afterwards on it says so."""
     at = app("wireless")
+    assert at.sidebar.selectbox(key="scenario").value == "manet"
+    assert not any("No wireless runs" in i.value for i in at.info) and charts(at)
+    at.sidebar.selectbox(key="scenario").set_value("cbr-variants").run()
     assert any("No wireless runs" in i.value for i in at.info)
+
+
+# ---------------------------------------------------------------------------------------
+# issue 15: what a researcher found wrong
+
+
+def _t_half(vals: list[float]) -> float:
+    from scipy import stats
+
+    n = len(vals)
+    return float(stats.t.ppf(0.975, n - 1) * np.std(vals, ddof=1) / math.sqrt(n))
+
+
+def test_compare_pools_the_seeds_of_manet_flows(app, con):
+    """A MANET flow ('CBR 1') has other end points in every seed, so replication_stats has a
+    row per seed; the Compare page pools them per routing protocol and flow name: one bar per
+    (protocol, flow), its height the mean over seeds of flow_stats' pdr (plain Python here),
+    its whiskers the Student t interval (scipy) clipped to [0, 1]."""
+    at = app("compare", "manet")
+    fig = next(f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Packet delivery ratio"))
+    flows = rows_of(con, "SELECT f.name, f.pdr, r.labels['routing'] AS routing FROM flow_stats f JOIN runs r "
+                         "USING (run_id) WHERE r.scenario = 'manet' AND r.labels['trace_format'] = 'new'")
+    want: dict = {}
+    for f in flows:
+        if f["pdr"] is not None:
+            want.setdefault((f["routing"], f["name"]), []).append(f["pdr"])
+    got = {}
+    for tr in fig["data"]:
+        ys, plus, minus = arr(tr["y"]), arr(tr["error_y"]["array"]), arr(tr["error_y"]["arrayminus"])
+        for i, x in enumerate(tr["x"]):
+            assert (tr["name"], x) not in got, f"two bars for {tr['name']} {x}: seeds not pooled"
+            got[(tr["name"], x)] = (float(ys[i]), float(plus[i]), float(minus[i]))
+    assert set(got) == set(want) and len(want) >= 9
+    for k, vals in want.items():
+        assert len(vals) == 2, k                       # seeds 1 and 2
+        mean, half = sum(vals) / 2, _t_half(vals)
+        y, plus, minus = got[k]
+        assert close(y, mean), k
+        assert math.isclose(plus, min(mean + half, 1.0) - mean, abs_tol=1e-9), k
+        assert math.isclose(minus, mean - max(mean - half, 0.0), abs_tol=1e-9), k
+        assert y + plus <= 1.0 + 1e-12 and y - minus >= -1e-12
+    title = fig["layout"]["title"]["text"]
+    assert "n = 2: wide interval" in title and "clipped to [0, 1]" in title
+
+
+def test_exported_titles_state_the_conditions(app, con):
+    """Every chart of the Compare page carries, in its own title (so in the PNG or SVG the
+    camera saves), the scenario, the pinned condition, the seeds and what the whiskers are."""
+    at = app("compare")
+    seeds = sorted(r[0] for r in con.sql("SELECT DISTINCT seed FROM runs WHERE scenario = 'cbr-variants'").fetchall())
+    for f in charts(at):
+        title = f["spec"]["layout"]["title"]["text"]
+        assert "scenario cbr-variants" in title and "cbr_rate_mbps=3.0" in title, title
+        assert f"{len(seeds)} seeds (1-2)" in title and "whiskers: 95% CI of the mean" in title, title
+        # the title sits below the modebar's strip (pad), inside a top margin that holds it
+        layout = f["spec"]["layout"]
+        assert (1 - layout["title"]["y"]) * layout["height"] >= 45 and layout["title"]["yanchor"] == "top"
+        assert layout["margin"]["t"] >= 90 + 17 * title.count("<sup>")
+
+
+def test_time_series_keeps_runs_colours_by_variant_and_shares_the_time_axis(app, con):
+    at = app("timeseries")
+    key = "ts-runs-cbr-variants"
+    runs = rows_of(con, "SELECT run_id, labels['variant'] AS variant, labels['cbr_rate_mbps'] AS cbr, seed, t_end "
+                        "FROM runs WHERE scenario = 'cbr-variants' AND trace_kind = 'wired'")
+    pick = sorted(r["run_id"] for r in runs if r["cbr"] == "9.0" and r["seed"] == 2)
+    at.multiselect(key=key).set_value(pick).run()
+    at.sidebar.selectbox(key="scenario").set_value("queue-influence").run()
+    assert at.multiselect(key="ts-runs-queue-influence").value, "the run picker is empty after a scenario change"
+    at.sidebar.selectbox(key="scenario").set_value("cbr-variants").run()
+    assert sorted(at.multiselect(key=key).value) == pick, "the runs chosen before the change are lost"
+    figs = {f["spec"]["layout"]["title"]["text"].split("<br>")[0]: f["spec"] for f in charts(at)}
+    assert len(figs) == 3
+    t_end = max(r["t_end"] for r in runs if r["run_id"] in pick)
+    for title, fig in figs.items():
+        assert fig["layout"]["xaxis"]["range"] == pytest.approx([0, t_end]), title
+    # colours: each variant its own, the same as on the Compare page
+    compare = charts(app("compare"))
+    bar_colour = {t["name"] if t["name"] in ("Reno", "Vegas") else t["x"][0]: t["marker"]["color"]
+                  for t in compare[0]["spec"]["data"]}
+    variant = {r["run_id"]: r["variant"] for r in runs}
+    for fig in (v for k, v in figs.items() if not k.startswith("Queue")):
+        for t in fig["data"]:
+            name = next(n for n in ("Reno", "Vegas", "CBR") if n in t["name"])
+            if name in bar_colour:
+                assert t["line"]["color"] == bar_colour[name], (t["name"], t["line"]["color"])
+    q = next(v for k, v in figs.items() if k.startswith("Queue"))
+    assert {t["line"]["color"] for t in q["data"]} == {bar_colour[variant[r]] for r in pick}
+
+
+def test_sql_page_example_joins_runs_and_now_works(app, con):
+    """The example query filters flow_stats by scenario through runs (flow_stats has none),
+    its numbers are those of the store; the sidebar says its filters do not apply;
+    SELECT now() (TIMESTAMPTZ, which DuckDB hands to Python through pytz) works."""
+    at = app("sql")
+    assert "JOIN runs" in at.text_area(key="sql-text").value and "cbr-variants" in at.text_area(key="sql-text").value
+    got = frame(at, "name", "flows", "mean_throughput_kbps")
+    flows = rows_of(con, "SELECT f.name, f.throughput_kbps FROM flow_stats f JOIN runs r USING (run_id) "
+                         "WHERE r.scenario = 'cbr-variants'")
+    for _, row in got.iterrows():
+        vals = [f["throughput_kbps"] for f in flows if f["name"] == row["name"]]
+        assert row["flows"] == len(vals) and close(row["mean_throughput_kbps"], sum(vals) / len(vals))
+    assert any("do not apply to the SQL page" in w.value for w in at.sidebar.info)
+    assert frame(at, "view", "columns") is not None
+    _typed(at, "SELECT now() AS t, TIMESTAMPTZ '2020-01-02 03:04:05+00' AS t0")
+    assert not at.error
+    assert str(frame(at, "t", "t0")["t0"].iloc[0]).startswith("2020-01-02 03:04:05")
+    import duckdb
+    assert duckdb.sql("SELECT TIMESTAMPTZ '2020-01-02 03:04:05+00'").fetchall()   # fetchall needs pytz
+
+
+# ---------------------------------------------------------------------------------------
+# issue 15: what was missing
+
+
+def _trace_colours(figs: list[dict], name: str) -> set[str]:
+    out = set()
+    for f in figs:
+        for t in f["spec"]["data"]:
+            if t.get("name", "").split(" (")[0].split(":")[0] == name:
+                c = (t.get("line") or {}).get("color") or (t.get("marker") or {}).get("color")
+                if isinstance(c, str):
+                    out.add(c)
+    return out
+
+
+def test_one_colour_per_variant_on_every_page(app):
+    """Reno and Vegas keep one colour each on every page that draws them, and differ."""
+    at = app("compare")
+    seen: dict = {"Reno": set(), "Vegas": set()}
+    for page in ("compare", "sweep", "timeseries", "throughput_delay", "distributions"):
+        at.switch_page(f"tk_pages/{page}.py").run()
+        assert not at.exception, page
+        figs = charts(at)
+        if page == "compare":         # one colour per bar: the x value names the variant
+            figs = [{"spec": {"data": [{"name": x, "marker": t["marker"]} for t in f["spec"]["data"] for x in t["x"]]}}
+                    for f in figs]
+        for n in seen:
+            got = _trace_colours(figs, n)
+            assert got, (page, n)
+            seen[n] |= got
+    assert len(seen["Reno"]) == 1 and len(seen["Vegas"]) == 1 and seen["Reno"] != seen["Vegas"], seen
+
+
+def test_identical_series_are_marked_not_hidden(app):
+    import plotly.graph_objects as go
+    sys.path.insert(0, str(APP.parent))
+    import dash_ui
+
+    fig = go.Figure([go.Scatter(x=[0, 1, 2], y=[1.0, 2.0, 3.0], name="Tahoe", mode="lines"),
+                     go.Scatter(x=[0, 1, 2], y=[1.0, 2.0, 3.0], name="Reno", mode="lines"),
+                     go.Scatter(x=[0, 1, 2], y=[1.0, 2.0, 3.5], name="Vegas", mode="lines"),
+                     go.Scatter(x=[2, 0, 1], y=[3.0, 1.0, 2.0], name="Newreno", mode="markers")])  # same points
+    assert dash_ui.mark_identical(fig) == [["Tahoe", "Reno", "Newreno"]]
+    names = [t.name for t in fig.data]
+    assert names == ["Tahoe (= Reno, Newreno)", "Reno (= Tahoe, Newreno)", "Vegas", "Newreno (= Tahoe, Reno)"]
+    assert fig.data[0].line.dash != fig.data[1].line.dash and fig.data[2].line.dash is None
+    assert fig.data[3].marker.symbol not in (None, "circle")
+    empty = go.Figure([go.Scatter(x=[], y=[], name="retransmission (0)"), go.Scatter(x=[], y=[], name="dropped (0)")])
+    assert dash_ui.mark_identical(empty) == []          # two empty traces hide nothing
+    # on a page: a manet run traced in both formats is one simulation, its cwnd_ twice
+    at = app("timeseries", "manet")
+    cw = next(f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Congestion window"))
+    marked = [t["name"] for t in cw["data"] if " (= " in t["name"]]
+    assert len(marked) == 2, [t["name"] for t in cw["data"]]
+    assert any(c.value.startswith("Identical series") for c in at.caption)
+
+
+def _quantile(v: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default), by hand."""
+    v = sorted(v)
+    pos = q * (len(v) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def test_distributions_are_the_packets_delays(app, con):
+    """The delay CDF and percentiles, pooled per variant, over the delivered data packets of
+    the page's runs (CBR 3 Mb/s pinned); the box plot's points are flow_stats values."""
+    at = app("distributions")
+    pk = rows_of(con, "SELECT f.name, (p.t_recv - p.t_sent) * 1000 AS d FROM packets p JOIN flow_stats f "
+                      "ON f.run_id = p.run_id AND f.fid = p.fid AND f.src_node = p.src_node AND f.dst_node = p.dst_node "
+                      "AND f.src_port = p.src_port AND f.dst_port = p.dst_port JOIN runs r ON r.run_id = p.run_id "
+                      "WHERE r.scenario = 'cbr-variants' AND r.labels['cbr_rate_mbps'] = '3.0' "
+                      "AND p.t_recv IS NOT NULL AND f.name IN ('Reno', 'Vegas')")
+    stats = frame(at, "group", "packets", "p50_ms", "p95_ms", "p99_ms", "max_ms")
+    assert set(stats["group"]) == {"Reno", "Vegas"}
+    for _, r in stats.iterrows():
+        v = [p["d"] for p in pk if p["name"] == r["group"]]
+        assert r["packets"] == len(v) > 100
+        for q, col in ((0.5, "p50_ms"), (0.95, "p95_ms"), (0.99, "p99_ms"), (1.0, "max_ms")):
+            assert math.isclose(r[col], _quantile(v, q), rel_tol=1e-9), (r["group"], col)
+    cdf = next(f["spec"] for f in charts(at) if "CDF" in f["spec"]["layout"]["title"]["text"])
+    for t in cdf["data"]:
+        ys = arr(t["y"])
+        assert ys[-1] == 1.0 and np.all(np.diff(ys) > 0) and np.all(np.diff(arr(t["x"])) >= 0)
+    box = next(f["spec"] for f in charts(at) if "box" in f["spec"]["layout"]["title"]["text"])
+    got = sorted(float(y) for t in box["data"] for y in arr(t["y"]))
+    want = sorted(r[0] for r in con.sql(
+        "SELECT f.throughput_kbps FROM flow_stats f JOIN runs r USING (run_id) WHERE r.scenario = 'cbr-variants' "
+        "AND r.labels['cbr_rate_mbps'] = '3.0' AND f.name IN ('Reno', 'Vegas')").fetchall())
+    assert np.allclose(got, want)
+
+
+def test_links_page_drops_queues_rtt_and_time_sequence(app, con):
+    at = app("links")
+    run = at.selectbox(key="links-run-cbr-variants").value
+    per_run = rows_of(con, "SELECT f.run_id, sum(f.dropped_pkts) AS d FROM flow_stats f JOIN runs r USING (run_id) "
+                           "WHERE r.scenario = 'cbr-variants' AND f.name IN ('Reno', 'Vegas') GROUP BY 1")
+    assert {r["run_id"]: r["d"] for r in per_run}[run] == max(r["d"] for r in per_run)   # the most drops first
+    figs = {f["spec"]["layout"]["title"]["text"].split("<br>")[0]: f["spec"] for f in charts(at)}
+    events = rows_of(con, f"SELECT event, time, from_node, to_node, ptype, fid, src_node, src_port, dst_node, dst_port, "
+                          f"seq, pkt_id FROM events WHERE run_id = '{run}' ORDER BY line_no")
+    flows = rows_of(con, f"SELECT fid, name, src_node, src_port, dst_node, dst_port, ptype FROM flow_stats "
+                         f"WHERE run_id = '{run}'")
+    name_of = {(f["fid"], f["src_node"], f["src_port"], f["dst_node"], f["dst_port"]): f["name"] for f in flows}
+    drops = [e for e in events if e["event"] == "d"]
+    # drops per flow: the flow's data packets' drops, summed over the bins
+    dr = figs["Drops per flow over time"]
+    per = {t["name"]: float(arr(t["y"]).sum()) for t in dr["data"]}
+    for name in {f["name"] for f in flows}:
+        n = sum(1 for e in drops if e["ptype"] != "ack"
+                and name_of.get((e["fid"], e["src_node"], e["src_port"], e["dst_node"], e["dst_port"])) == name)
+        assert per.get(name, 0.0) == n, (name, per)
+    assert sum(per.values()) == len(drops) and len(drops) > 0
+    # per link: queue_delay's numbers and the drops on the link
+    links = frame(at, "link", "queued_pkts", "mean_queue_delay_ms", "drops")
+    qd = {(r["from_node"], r["to_node"]): r for r in rows_of(con, f"SELECT * FROM queue_delay WHERE run_id = '{run}'")}
+    for _, r in links.iterrows():
+        a, b = map(int, r["link"].split("→"))
+        assert r["drops"] == sum(1 for e in drops if (e["from_node"], e["to_node"]) == (a, b))
+        if (a, b) in qd:
+            assert r["queued_pkts"] == qd[(a, b)]["pkts"] and close(r["mean_queue_delay_ms"], qd[(a, b)]["mean_ms"])
+    # RTT over time: the rtt_samples of the run; their mean is the rtt view's
+    rtt = figs["Round-trip time of each sampled segment (rtt_samples)"]
+    ys = np.concatenate([arr(t["y"]) for t in rtt["data"]])
+    (n, mean_ms), = con.sql(f"SELECT samples, mean_ms FROM rtt WHERE run_id = '{run}' AND fid = 1").fetchall()
+    assert len(ys) == n and math.isclose(float(ys.mean()), mean_ms, rel_tol=1e-9)
+    # time-sequence graph of the TCP flow: retransmission markers = the view's count; drops = its d events
+    ts = figs[next(k for k in figs if k.startswith("Time-sequence graph"))]
+    by = {t["name"].split(" (")[0]: t for t in ts["data"]}
+    (rx,), = con.sql(f"SELECT retransmitted_pkts FROM retransmissions WHERE run_id = '{run}' AND fid = 1").fetchall()
+    assert len(arr(by["retransmission"]["y"])) == rx
+    tcp_key = next(k for k, v in name_of.items() if k[0] == 1)
+    want_drops = [e for e in drops if e["ptype"] == "tcp" and (e["fid"], e["src_node"], e["src_port"], e["dst_node"],
+                                                               e["dst_port"]) == tcp_key]
+    assert sorted(arr(by["dropped"]["y"]).tolist()) == sorted(e["seq"] for e in want_drops)
+    rx_table = frame(at, "run", "name", "retransmitted_pkts")
+    assert set(rx_table["run_id"]) == {r[0] for r in con.sql(
+        "SELECT run_id FROM runs WHERE scenario = 'cbr-variants' AND trace_kind = 'wired'").fetchall()}
+
+
+def test_links_page_red_average_queue(app, con):
+    at = app("links", "queue-influence")
+    red = next(f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("RED's average queue"))
+    n = con.sql("SELECT count(*) FROM red_vars v JOIN runs r USING (run_id) WHERE r.scenario = 'queue-influence' "
+                "AND (v.var LIKE 'ave%' OR v.var LIKE 'curq%')").fetchall()[0][0]
+    assert n > 0 and sum(len(arr(t["y"])) for t in red["data"]) == n
+    assert "not of this run" in red["layout"]["title"]["text"]
+
+
+def _position(lines: list[dict], t: float) -> tuple[float, float]:
+    """A node at time t from its M lines, by hand: the last line at or before t (else the
+    first line's start), moving towards its destination at its speed until it arrives."""
+    past = [m for m in lines if m["time"] <= t]
+    if not past:
+        return lines[0]["x"], lines[0]["y"]
+    m = past[-1]
+    dx, dy = m["dest_x"] - m["x"], m["dest_y"] - m["y"]
+    dist = math.hypot(dx, dy)
+    if dist == 0 or m["speed_mps"] * (t - m["time"]) >= dist:
+        return m["dest_x"], m["dest_y"]
+    f = m["speed_mps"] * (t - m["time"]) / dist
+    return m["x"] + f * dx, m["y"] + f * dy
+
+
+def test_wireless_map_positions_and_forwarding(app, con):
+    at = app("wireless", "manet")
+    run = at.selectbox(key="wireless-run").value
+    moves = rows_of(con, f"SELECT * FROM wireless_movements WHERE run_id = '{run}' ORDER BY node, time, line_no")
+    assert moves
+    fwd = {r["node"]: r["fwd_data_pkts"] + r["fwd_routing_pkts"]
+           for r in rows_of(con, f"SELECT * FROM node_forwarding WHERE run_id = '{run}'")}
+    for t in (0.0, 9.0):
+        at.slider(key=f"wireless-t-{run}").set_value(t).run()
+        fig = next(f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Node positions"))
+        (tr,) = fig["data"]
+        nodes = [int(x) for x in tr["text"]]
+        for i, node in enumerate(nodes):
+            x, y = _position([m for m in moves if m["node"] == node], t)
+            assert math.isclose(float(arr(tr["x"])[i]), x, abs_tol=1e-9) and math.isclose(float(arr(tr["y"])[i]), y, abs_tol=1e-9)
+            assert float(arr(tr["marker"]["color"])[i]) == fwd.get(node, 0)
+    assert any(m["time"] <= 9.0 and m["speed_mps"] > 0 for m in moves), "no node moved before 9 s: a weak test"

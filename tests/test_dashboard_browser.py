@@ -36,7 +36,8 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 # (Papers: none until an experiment is evaluated, see test_papers_page_in_chromium)
 PAGES = [("", "Overview", 1), ("compare", "Compare variants", 5), ("sweep", "Sweep", 1),
          ("timeseries", "Time series", 3), ("fairness", "Fairness", 1),
-         ("throughput_delay", "Throughput vs delay", 1), ("papers", "Papers", 0), ("sql", "SQL", 1)]
+         ("throughput_delay", "Throughput vs delay", 1), ("distributions", "Distributions", 3),
+         ("links", "Links & TCP", 3), ("papers", "Papers", 0), ("sql", "SQL", 1)]
 
 
 def _free_port() -> int:
@@ -199,6 +200,37 @@ def test_modebar_downloads_png_then_svg(server, browser, tmp_path):
     dl.value.save_as(svg)
     text = svg.read_text()
     assert text.startswith("<svg") and "Throughput (kbit/s)" in text
+    # the image states its conditions: scenario, pinned parameter, seeds, what the whiskers are
+    for part in ("scenario cbr-variants", "cbr_rate_mbps=", " seeds (", "whiskers: 95% CI of the mean"):
+        assert part in text, part
+    page.close()
+
+
+def _overlap(a: dict | None, b: dict | None) -> bool:
+    return bool(a and b) and not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                                  or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+
+
+def test_narrow_window_titles_and_verdicts_are_whole(server, browser, shots):
+    """At 800 px: every chart title of the Compare page stays clear of its (hovered) modebar,
+    and the verdict's numbers are not cut (issue 15: '2,52...')."""
+    page = browser.new_page(viewport={"width": 800, "height": 1000})
+    page.goto(f"{server}/compare")
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 5", timeout=120_000)
+    _settle(page)
+    charts = page.locator(".js-plotly-plot")
+    for i in range(min(charts.count(), 4)):
+        c = charts.nth(i)
+        c.scroll_into_view_if_needed()
+        c.hover()
+        page.wait_for_timeout(300)
+        title, bar = c.locator(".gtitle").first.bounding_box(), c.locator(".modebar").first.bounding_box()
+        assert title and bar, i
+        assert not _overlap(title, bar), (i, title, bar)
+    verdict = page.locator('[data-testid="stMarkdownContainer"] li').first
+    assert verdict.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the verdict line is cut"
+    assert "kbit/s" in verdict.inner_text() and "…" not in verdict.inner_text()
+    _screenshot(page, shots / "compare-800px.png")
     page.close()
 
 
@@ -239,17 +271,23 @@ def test_wireless_page_in_chromium(server, browser, shots):
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{server}/wireless")
+    page.goto(f"{server}/wireless")        # opens on the manet runs by itself (issue 15)
     page.locator("h1", has_text="Wireless").wait_for(timeout=120_000)
-    _settle(page)
-    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
-    page.get_by_role("option", name="manet", exact=False).click()
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 7", timeout=120_000)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 8", timeout=120_000)
     _settle(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     assert page.get_by_text("Normalised routing load").count() >= 1
     assert page.get_by_text("Drops per run by layer and reason").count() >= 1
-    assert page.locator(".js-plotly-plot .main-svg").count() >= 7
+    assert page.get_by_text("Node positions at t = 0 s").count() >= 1
+    assert page.locator(".js-plotly-plot .main-svg").count() >= 8
+    # the time slider moves the nodes: the map's title follows it
+    slider = page.locator('[data-testid="stSlider"] input[type="range"]').last
+    slider.focus()
+    for _ in range(20):
+        slider.press("ArrowRight")
+    _settle(page)
+    assert page.get_by_text("Node positions at t = 0 s").count() == 0
+    assert page.locator('[data-testid="stException"]').count() == 0
     assert not errors, errors
     _screenshot(page, shots / "wireless.png")
     page.close()

@@ -23,8 +23,10 @@ if splitters:
 if sel.seed is not None:
     st.caption(f"Seed {sel.seed} only: single runs, no confidence intervals (choose all seeds in the sidebar).")
 else:
-    st.caption("Bars: mean over seeds; whiskers: 95% confidence interval of the mean (Student t), from the "
-               "replication_stats view." + (f" At {where}." if where else ""))
+    st.caption("Bars: mean over seeds; whiskers: 95% confidence interval of the mean (Student t), clipped to the "
+               "metric's range (a ratio's ends at 1, a throughput's at 0); replication_stats' formulas over run_metrics, "
+               "the seeds of a configuration pooled per flow name (a MANET flow's end points change with the seed)."
+               + (f" At {where}." if where else ""))
 
 # the metrics this page offers: the catalogue's per-flow metrics and the fairness index
 offered = {**sel.store.metrics(level="flow", source_view="flow_stats"), **sel.store.metrics(source_view="fairness")}
@@ -50,13 +52,15 @@ else:
             st.markdown(f"**{M.title}**" + (f", {v.per_text}" if v.per else "")
                         + (" (higher is better)" if M.higher_is_better else " (lower is better)"))
             if ranked:
-                cols = st.columns(min(len(ranked), 5))
-                for col, g in zip(cols, ranked[:5]):
+                # one line per group, wrapping on a narrow window (st.metric cut its numbers)
+                lines = []
+                for g in ranked:
                     ci = g.ci95_half_width
-                    delta = (f"± {ui.fmt_value(M, ci)} (95% CI, n = {g.n} runs)" if ci is not None
-                             else f"no CI (n = {g.n} run{'s' if g.n != 1 else ''})")
-                    col.metric(g.level, f"{ui.fmt_value(M, g.mean)} {M.unit}", delta=delta, delta_color="off",
-                               delta_arrow="off", help=f"{M.axis}: mean over runs of seeds {', '.join(map(str, g.seeds))}")
+                    spread = (f"± {ui.fmt_value(M, ci)} (95% CI, n = {g.n} runs{': wide interval' if g.n < 5 else ''})"
+                              if ci is not None else f"no CI (n = {g.n} run{'s' if g.n != 1 else ''})")
+                    lines.append(f"- **{ui.md_escape(g.level)}**: {ui.fmt_value(M, g.mean)} {M.unit} {spread}; "
+                                 f"seeds {', '.join(map(str, g.seeds))}")
+                st.markdown("\n".join(lines))
     ui.verdicts(comp, "compare")
 
 st.divider()
@@ -71,18 +75,21 @@ for i, (m, mm) in enumerate(offered.items()):
         xt = "TCP flows of the run" if mm.level == "run" else "Variant (flow)"
         one_series = d["series"].nunique() == 1
         colour = x if one_series else "series"
-        fig = px.bar(d.sort_values([x, "series"]), x=x, y="mean", color=colour,
-                     barmode="relative" if one_series else "group",
-                     error_y="ci95_half_width",
-                     color_discrete_map=ui.colour_map(d[x]) if one_series else None,
-                     hover_data={"n_runs": True, "ci95_half_width": ":.4g", "config": True},
-                     labels={x: xt, "mean": mm.axis, "series": sel.series_title, "ci95_half_width": "95% CI ±",
-                             "n_runs": "seeds"},
+        d = ui.ci_columns(d, mm)
+        fig = px.bar(d.sort_values([x, "series"]), x=x, y="mean", color=colour, barmode="group",
+                     error_y="ci_plus", error_y_minus="ci_minus",
+                     color_discrete_map=ui.colour_map(d[colour]),
+                     hover_data={"n_runs": True, "ci_low": ":.4g", "ci_high": ":.4g", "config": True,
+                                 "ci_plus": False, "ci_minus": False},
+                     labels={x: xt, "mean": mm.axis, "series": sel.series_title, "ci_low": "95% CI from",
+                             "ci_high": "95% CI to", "n_runs": "seeds"},
                      title=mm.title + (f" ({d['series'].iloc[0]})" if one_series else ""))
         if one_series:
             fig.update_layout(showlegend=False)
         fig.update_yaxes(rangemode="tozero")
-        ui.chart(fig, f"compare-{m}", key=f"compare-{m}", height=340)
+        ctx = ui.condition(sel, pinned, "bars: mean over seeds; " + ui.ci_note(d["n_runs"], mm) if sel.seed is None
+                           else "single runs")
+        ui.chart(fig, f"compare-{m}", key=f"compare-{m}", height=360, context=ctx, wrap=62)
 
 st.subheader("Numbers")
 series_col = "routing" if sel.series_title == "Routing protocol" else "queue"

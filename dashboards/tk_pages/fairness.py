@@ -5,6 +5,7 @@ import streamlit as st
 
 import dash_data as dd
 import dash_ui as ui
+from tracekit import catalogue
 
 sel: dd.Selection = st.session_state["tk_selection"]
 st.title("Fairness")
@@ -36,16 +37,28 @@ if tp.empty:
     st.info("No throughput for the selected flows.")
 else:
     tp = tp.assign(flow=tp["label"] + (" · " + tp["queue"] if multi_q else ""))
-    fig = px.line(tp, x="x", y="mean", color="flow", error_y="ci95_half_width", markers=True,
-                  facet_col=facet, facet_col_wrap=2, line_dash="queue" if multi_q else None,
-                  hover_data={"n_runs": True, "config": True},
-                  labels={"x": x_title, "mean": "Throughput (kbit/s)", "flow": "Flow", "pairing": "Pairing",
-                          "ci95_half_width": "95% CI ±", "queue": sel.series_title},
-                  title="Each flow's throughput" + (" per pairing" if facet else f": {tp['pairing'].iloc[0]}"))
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
-    fig.update_traces(mode=mode)
+    tp = ui.ci_columns(tp, catalogue.metric("throughput_kbps"))
+    pairings = dd.natural_sorted(tp["pairing"])
+    hover = {"n_runs": True, "config": True, "ci_low": ":.4g", "ci_high": ":.4g", "ci_plus": False, "ci_minus": False}
+    labels = {"x": x_title, "mean": "Throughput (kbit/s)", "flow": "Flow", "pairing": "Pairing",
+              "ci_low": "95% CI from", "ci_high": "95% CI to", "queue": sel.series_title}
+    title = "Each flow's throughput" + (f": {pairings[0]}" if len(pairings) == 1 else
+                                        f" in each of the {len(pairings)} pairings")
+    if xk:
+        fig = px.line(tp, x="x", y="mean", color="flow", error_y="ci_plus", error_y_minus="ci_minus", markers=True,
+                      facet_col=facet, facet_col_wrap=2, line_dash="queue" if multi_q else None,
+                      color_discrete_map=ui.colour_map(tp["flow"]), hover_data=hover, labels=labels, title=title)
+        fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+        fig.update_traces(mode=mode)
+    else:   # no swept parameter: the pairings on the x axis, each flow a bar
+        fig = px.bar(tp, x="pairing", y="mean", color="flow", error_y="ci_plus", error_y_minus="ci_minus",
+                     barmode="group", pattern_shape="queue" if multi_q else None,
+                     color_discrete_map=ui.colour_map(tp["flow"]), hover_data=hover, labels=labels, title=title,
+                     category_orders={"pairing": pairings})
     ui.chart(fig, "fairness-throughput", key="fair-throughput",
-             height=380 if not facet else 320 * ((tp["pairing"].nunique() + 1) // 2))
+             height=400 if not facet else 320 * ((tp["pairing"].nunique() + 1) // 2),
+             context=ui.condition(sel, pinned, ui.ci_note(tp["n_runs"], catalogue.metric("throughput_kbps"))
+                                  if sel.seed is None else ""))
 
 jn = rows[(rows["metric"] == "jain_index") & rows["mean"].notna()].sort_values(["pairing", "queue", "config_tag", "x"])
 if jn.empty:
@@ -53,14 +66,18 @@ if jn.empty:
             "(try the cbr-fairness or reno-vs-vegas scenario).")
 else:
     jn = jn.assign(line=jn["pairing"] + (" · " + jn["queue"] if multi_q else ""))
-    fig = px.line(jn, x="x", y="mean", color="line", error_y="ci95_half_width", markers=True,
-                  hover_data={"n_runs": True, "config": True},
+    jn = ui.ci_columns(jn, catalogue.metric("jain_index"))
+    fig = px.line(jn, x="x", y="mean", color="line", error_y="ci_plus", error_y_minus="ci_minus", markers=True,
+                  hover_data={"n_runs": True, "config": True, "ci_low": ":.4g", "ci_high": ":.4g", "ci_plus": False,
+                              "ci_minus": False},
                   labels={"x": x_title, "mean": "Jain's fairness index (0 to 1)", "line": "Pairing",
-                          "ci95_half_width": "95% CI ±"},
+                          "ci_low": "95% CI from", "ci_high": "95% CI to"},
                   title="Jain's fairness index of the TCP flows")
     fig.update_yaxes(range=[0, 1.05])
     fig.update_traces(mode=mode)
-    ui.chart(fig, "fairness-jain", key="fair-jain", height=380)
+    ui.chart(fig, "fairness-jain", key="fair-jain", height=400,
+             context=ui.condition(sel, pinned, ui.ci_note(jn["n_runs"], catalogue.metric("jain_index"))
+                                  if sel.seed is None else ""))
 
 # verdicts: which flow of a pairing gets more (throughput by flow name), and which pairing is
 # fairer (Jain's index by pair), at each value of the swept parameter

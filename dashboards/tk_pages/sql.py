@@ -3,6 +3,7 @@
 no other session sees it or waits for it), with a timeout and a Cancel button."""
 import time
 
+import pandas as pd
 import plotly.express as px
 import streamlit as st
 
@@ -18,14 +19,34 @@ st.title("SQL")
 st.caption("One SELECT / WITH / EXPLAIN statement over the views (the same as `tracekit sql`). "
            "The store is read-only here.")
 
-with st.expander("Views, their columns and definitions (sql/catalogue.toml)"):
-    for v in catalogue.views().values():
+st.info("The sidebar's filters (scenario, variants, parameters, seeds) do **not** apply here: a query sees every "
+        "run of the store. Filter in the query: `flow_stats` has no scenario column, so join `runs` on `run_id` for it "
+        "(and for the seed and the labels, `labels['variant']`), as the example does.", icon=":material/filter_alt_off:")
+
+VIEWS = catalogue.views()
+st.markdown("##### Views and their columns")
+vc1, vc2 = st.columns([1, 2])
+with vc1:
+    st.dataframe(pd.DataFrame({"view": list(VIEWS), "columns": [len(v.columns) for v in VIEWS.values()]}),
+                 hide_index=True, height=300, key="sql-views")
+with vc2:
+    pick = st.selectbox("Columns of", list(VIEWS), index=list(VIEWS).index("flow_stats") if "flow_stats" in VIEWS else 0,
+                        key="sql-view")
+    st.caption(VIEWS[pick].description)
+    st.dataframe(pd.DataFrame([{"column": c.name, "meaning": c.description} for c in VIEWS[pick].columns]),
+                 hide_index=True, height=260, key="sql-view-columns")
+with st.expander("Every view with its columns and definitions (sql/catalogue.toml)"):
+    for v in VIEWS.values():
         st.markdown(f"**{v.name}**: {v.description}")
         st.markdown("\n".join(f"- `{c.name}`: {c.description}" for c in v.columns))
 
-default = ("SELECT name, count(*) AS flows, avg(throughput_kbps) AS mean_throughput_kbps,\n"
-           "       avg(p95_delay_ms) AS mean_p95_delay_ms\n"
-           "FROM flow_stats\nGROUP BY name\nORDER BY mean_throughput_kbps DESC")
+scen = (sel.scenario or "").replace("'", "''")
+default = ("-- flow_stats per flow name in one scenario: flow_stats has no scenario column, runs has it\n"
+           "SELECT f.name, count(*) AS flows, avg(f.throughput_kbps) AS mean_throughput_kbps,\n"
+           "       avg(f.p95_delay_ms) AS mean_p95_delay_ms\n"
+           "FROM flow_stats f JOIN runs r USING (run_id)\n"
+           + (f"WHERE r.scenario = '{scen}'\n" if sel.scenario else "WHERE r.scenario IS NULL\n")
+           + "GROUP BY f.name\nORDER BY mean_throughput_kbps DESC")
 try:
     default_timeout = default_timeout_s()
 except TracekitError:

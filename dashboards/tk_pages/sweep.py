@@ -44,8 +44,8 @@ d["series"] = "" if xk in dd.SERIES_PARAMS else d["queue_type"].fillna("")
 d["line"] = d["label"].where(d["label"].notna(), d["setup"])
 multi_series = d["series"].nunique() > 1
 colours = ui.colour_map(d["line"])
-_dash_styles = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
-dashes = {s: _dash_styles[i % len(_dash_styles)] for i, s in enumerate(dd.natural_sorted(d["series"]))}
+dashes = {s: ui.DASHES[i % len(ui.DASHES)] for i, s in enumerate(dd.natural_sorted(d["series"]))}
+line_dashes = ui.dash_map(d["line"])
 
 fig = go.Figure()
 shown: set[str] = set()
@@ -54,13 +54,14 @@ for (line, series, _c), g in d.sort_values("x").groupby(["line", "series", "conf
     colour = colours[line]
     ci = g["ci95_half_width"]
     if ci.notna().any():
-        lo, hi = g["mean"] - ci.fillna(0), g["mean"] + ci.fillna(0)
+        b = ui.ci_columns(g.assign(ci95_half_width=ci.fillna(0)), M)
+        lo, hi = b["ci_low"], b["ci_high"]
         fig.add_trace(go.Scatter(x=list(g["x"]) + list(g["x"])[::-1], y=list(hi) + list(lo)[::-1],
                                  fill="toself", fillcolor=colour, opacity=0.18, line=dict(width=0),
                                  hoverinfo="skip", showlegend=False, legendgroup=name, name=f"{name} 95% CI"))
     fig.add_trace(go.Scatter(x=g["x"], y=g["mean"], mode="markers" if splitters else "lines+markers",
                              name=name, legendgroup=name, showlegend=name not in shown,
-                             line=dict(color=colour, dash=dashes[series]),
+                             line=dict(color=colour, dash=dashes[series] if multi_series else line_dashes[line]),
                              customdata=g[["ci95_half_width", "n_runs"]].to_numpy(),
                              hovertemplate=f"{name}<br>{xk}=%{{x}}<br>{M.title}: %{{y:.4g}} ± %{{customdata[0]:.3g}}"
                                            " (95% CI, %{customdata[1]} seeds)<extra></extra>"))
@@ -81,9 +82,11 @@ if show_runs:
                                  marker=dict(color=colours[line], size=5, opacity=0.5), legendgroup=line,
                                  showlegend=False, customdata=g[["run_id", "seed"]].to_numpy(),
                                  hovertemplate="run %{customdata[0]} seed %{customdata[1]}<br>%{y:.4g}<extra></extra>"))
-fig.update_layout(title=f"{M.title} against {xk}" + (f" ({', '.join(f'{k}={v}' for k, v in pinned.items())})" if pinned else ""),
+fig.update_layout(title=f"{M.title} against {xk}",
                   xaxis_title=dd.param_axis(sel.scenario, xk), yaxis_title=M.axis, legend_title_text="Variant")
-ui.chart(fig, f"sweep-{metric}-vs-{xk}", key="sweep-chart", height=520)
+ui.chart(fig, f"sweep-{metric}-vs-{xk}", key="sweep-chart", height=520,
+         context=ui.condition(sel, pinned, "lines: mean over seeds; bands: " + ui.ci_note(d["n_runs"], M).replace("whiskers: ", "")
+                              if sel.seed is None else ""))
 st.caption("Lines: mean over seeds; bands: 95% confidence interval of the mean (replication_stats)."
            if sel.seed is None else f"Seed {sel.seed} only: no confidence bands.")
 

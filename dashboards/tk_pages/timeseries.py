@@ -28,8 +28,13 @@ order = order.sort_values([f"_{k}" for k in others] + ["_seed"], ascending=[Fals
 default = list(order.drop_duplicates("group")["run_id"].head(4))
 labels = dict(zip(w["run_id"], w["setup"]))
 c1, c2, c3 = st.columns([4, 2, 1])
-chosen = c1.multiselect("Runs to overlay", list(w["run_id"]), default=default, key="ts-runs",
-                        format_func=lambda r: f"{labels[r]}  [{r[:8]}]")
+# the choice is kept per scenario outside the widget (a widget's state is dropped when the
+# scenario changes its options or another page is shown), so coming back finds it again
+remembered = f"ts-chosen-{sel.scenario}"
+kept = [r for r in st.session_state.get(remembered, default) if r in labels]
+chosen = c1.multiselect("Runs to overlay", list(w["run_id"]), default=kept or default,
+                        key=f"ts-runs-{sel.scenario}", format_func=lambda r: f"{labels[r]}  [{r[:8]}]")
+st.session_state[remembered] = list(chosen)
 bin_s = c2.select_slider("Throughput bin width (s)", [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0], value=0.5,
                          key="ts-bin")
 panels = c3.toggle("Panels", value=False, key="ts-panels", help="One panel per run instead of overlaid lines.")
@@ -64,12 +69,35 @@ def name_traces(df: pd.DataFrame, run_col: str, flow_col: str) -> pd.Series:
     return run.where(same, run + " · " + df[flow_col])
 
 
+def styled(fig, df: pd.DataFrame, run_col: str, variant_col: str) -> None:
+    """Colour each trace by its variant (flow name, or the run's variant), dash by run: the
+    same variant has the same colour on every page."""
+    runs_shown = dd.natural_sorted(df[run_col].map(short))
+    run_dash = {r: ui.DASHES[i % len(ui.DASHES)] for i, r in enumerate(runs_shown)}
+    by_trace = df.drop_duplicates("trace").set_index("trace")
+    colours = ui.colour_map(df[variant_col].dropna())
+    for t in fig.data:
+        if t.name in by_trace.index:
+            row = by_trace.loc[t.name]
+            t.line.color = colours.get(row[variant_col], ui.PALETTE[0])
+            if len(run_ids) > 1 and not panels:
+                t.line.dash = run_dash[short[row[run_col]]]
+
+
 def facet(fig_kw: dict, df: pd.DataFrame, run_col: str) -> dict:
     if panels and len(run_ids) > 1:
         df["run"] = df[run_col].map(short)
         fig_kw.update(facet_row="run", height=260 * len(run_ids))
     return fig_kw
 
+
+shown_seeds = sorted(int(x) for x in picked["seed"].dropna().unique())
+ctx = ui.condition(sel, extra=f"{len(run_ids)} run{'s' if len(run_ids) != 1 else ''} shown, single runs (no averaging)"
+                   + (f", seed{'s' if len(shown_seeds) != 1 else ''} {', '.join(map(str, shown_seeds))}" if shown_seeds else ""),
+                   seeds_of_selection=False)
+# one time range for the three charts: from 0 to the latest end of the runs shown
+t_end = float(pd.to_numeric(sel.runs.set_index("run_id").loc[list(run_ids), "t_end"]).max())
+x_range = [0, t_end]
 
 # throughput per flow
 tp = sel.store.throughput_series(run_ids, float(bin_s))
@@ -83,10 +111,11 @@ else:
     tp["trace"] = name_traces(tp, "run_id", "flow")
     kw = facet(dict(height=420), tp, "run_id")
     fig = px.line(tp, x="t", y="kbps", color="trace", line_shape="hv", render_mode="svg",
-                  color_discrete_map=ui.colour_map(tp["trace"]),
                   labels={"t": "Time (s)", "kbps": "Throughput (kbit/s)", "trace": "Run · flow"},
                   title=f"Throughput per flow ({bin_s:g} s bins)", **{k: v for k, v in kw.items() if k != "height"})
-    ui.chart(fig, "throughput-series", key="ts-throughput", height=kw["height"])
+    styled(fig, tp, "run_id", "name")
+    fig.update_xaxes(range=x_range)
+    ui.chart(fig, "throughput-series", key="ts-throughput", height=kw["height"], context=ctx)
 
 # congestion window
 tv = dd.sibling_runs(sel, run_ids, "tcpvar")
@@ -108,11 +137,13 @@ else:
     cw = pd.concat([cw, last[last["time"].notna()]], ignore_index=True).sort_values(["packet_run_id", "flow", "time"])
     cw["trace"] = name_traces(cw, "packet_run_id", "flow")
     kw = facet(dict(height=420), cw, "packet_run_id")
+    cw["variant"] = cw["name"].fillna(cw["flow"])
     fig = px.line(cw, x="time", y="value", color="trace", line_shape="hv", render_mode="svg",
-                  color_discrete_map=ui.colour_map(cw["trace"]),
                   labels={"time": "Time (s)", "value": "Congestion window (packets)", "trace": "Run · flow"},
                   title="Congestion window (cwnd_) of each TCP flow", **{k: v for k, v in kw.items() if k != "height"})
-    ui.chart(fig, "cwnd-series", key="ts-cwnd", height=kw["height"])
+    styled(fig, cw, "packet_run_id", "variant")
+    fig.update_xaxes(range=x_range)
+    ui.chart(fig, "cwnd-series", key="ts-cwnd", height=kw["height"], context=ctx)
 
 # queue length
 qm = dd.sibling_runs(sel, run_ids, "queue_monitor")
@@ -132,13 +163,15 @@ else:
     if len(run_ids) > 1 and qs["link"].nunique() > 1:
         qs["trace"] = qs["trace"] + " · " + qs["link"]
     kw = facet(dict(height=420), qs, "packet_run_id")
+    qs["variant"] = qs["packet_run_id"].map(dd.setups(sel))
     fig = px.line(qs, x="time", y="pkts", color="trace", line_shape="hv", render_mode="svg",
-                  color_discrete_map=ui.colour_map(qs["trace"]),
                   labels={"time": "Time (s)", "pkts": "Queue length (packets)", "trace": "Run · link"},
                   title="Queue length at the monitored link(s) " + ", ".join(sorted(qs["link"].str[5:].unique())),
                   **{k: v for k, v in kw.items() if k != "height"})
     fig.update_traces(opacity=0.8)
-    ui.chart(fig, "queue-series", key="ts-queue", height=kw["height"])
+    styled(fig, qs, "packet_run_id", "variant")
+    fig.update_xaxes(range=x_range)
+    ui.chart(fig, "queue-series", key="ts-queue", height=kw["height"], context=ctx)
 
 with st.expander("The runs shown"):
     ui.table(picked.assign(shown_as=picked["run_id"].map(short))[["run_id", "shown_as", "setup", "seed", "sim_id"]],

@@ -4,69 +4,19 @@
 -- Segments sent under more than one packet id are skipped (Karn). samples may be 0.
 -- Sends are read from the data packets' (data_events) `+`, `h` and `d` events at the source,
 -- as in packets, with a seq (>= 0: a nam trace's transmission `h` lines carry seq -1).
--- uses: data_events, flows, events, percentile
+-- The samples themselves: rtt_samples.
+-- uses: rtt_samples, flows, percentile
 CREATE OR REPLACE VIEW rtt AS
-WITH tcp_flows AS MATERIALIZED (
-    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, fulltcp
+WITH tcp_flows AS (
+    SELECT run_id, fid, src_node, src_port, dst_node, dst_port
     FROM flows
     WHERE ptype = 'tcp'
-),
-segments AS (
-    SELECT d.run_id, d.fid, d.src_node, d.src_port, d.dst_node, d.dst_port, d.seq,
-           min(d.time) AS t_send,
-           count(DISTINCT d.pkt_id) AS copies,
-           CASE WHEN any_value(f.fulltcp) THEN d.seq + min(d.size) - 40 ELSE d.seq END AS need
-    FROM data_events d
-    JOIN tcp_flows f USING (run_id, fid, src_node, src_port, dst_node, dst_port)
-    WHERE d.event IN ('+', 'h', 'd') AND d.from_node = d.src_node AND d.seq >= 0
-    GROUP BY d.run_id, d.fid, d.src_node, d.src_port, d.dst_node, d.dst_port, d.seq
-),
-acks AS (  -- acks arriving at the source, keyed by the data flow they acknowledge
-    SELECT f.run_id, f.fid, f.src_node, f.src_port, f.dst_node, f.dst_port, e.time,
-           CASE WHEN f.fulltcp THEN e.tcp_ackno ELSE e.seq END AS value
-    FROM events e
-    JOIN tcp_flows f
-      ON e.run_id = f.run_id AND e.fid = f.fid
-     AND e.src_node = f.dst_node AND e.src_port = f.dst_port
-     AND e.dst_node = f.src_node AND e.dst_port = f.src_port
-    WHERE e.event = 'r' AND e.ptype = 'ack' AND e.to_node = e.dst_node
-),
-levels AS (  -- the highest ack value seen so far; the first time each level was reached
-    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, reach, min(time) AS t_ack
-    FROM (
-        SELECT *, max(value) OVER (
-                      PARTITION BY run_id, fid, src_node, src_port, dst_node, dst_port
-                      ORDER BY time ROWS UNBOUNDED PRECEDING) AS reach
-        FROM acks
-        WHERE value IS NOT NULL
-    )
-    GROUP BY ALL
-),
-merged AS (  -- Karn-valid segments and ack levels, in one value order per flow
-    SELECT run_id, fid, src_node, src_port, dst_node, dst_port,
-           need AS value, 0 AS kind, t_send, CAST(NULL AS DOUBLE) AS t_ack
-    FROM segments
-    WHERE copies = 1
-    UNION ALL
-    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, reach, 1, NULL, t_ack
-    FROM levels
-),
-samples AS (  -- levels rise with time, so the lowest level >= need is the first to cover it
-    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, t_covered - t_send AS rtt
-    FROM (
-        SELECT *, first_value(t_ack IGNORE NULLS) OVER (
-                      PARTITION BY run_id, fid, src_node, src_port, dst_node, dst_port
-                      ORDER BY value, kind
-                      ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS t_covered
-        FROM merged
-    )
-    WHERE kind = 0 AND t_covered IS NOT NULL
 )
 SELECT f.run_id, f.fid,
-       count(s.rtt) AS samples,
-       avg(s.rtt) * 1000 AS mean_ms,
-       percentile(s.rtt, 0.95) * 1000 AS p95_ms,
+       count(s.rtt_s) AS samples,
+       avg(s.rtt_s) * 1000 AS mean_ms,
+       percentile(s.rtt_s, 0.95) * 1000 AS p95_ms,
        f.src_node, f.src_port, f.dst_node, f.dst_port
 FROM tcp_flows f
-LEFT JOIN samples s USING (run_id, fid, src_node, src_port, dst_node, dst_port)
+LEFT JOIN rtt_samples s USING (run_id, fid, src_node, src_port, dst_node, dst_port)
 GROUP BY f.run_id, f.fid, f.src_node, f.src_port, f.dst_node, f.dst_port

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..errors import clip_repr
 from ..tracemeta import META_PREFIX, format_value
 from .scenarios import get_scenario
 
@@ -27,6 +28,19 @@ _ERROR_PATTERNS = re.compile(
     r"^--- Classifier::no-slot|couldn't open|^Error|ns: .*: )",
     re.MULTILINE,
 )
+
+# What ns-2's Linux TCP (Agent/TCP/Linux) prints on stdout as a matter of course: select_ca
+# names the algorithm, TCP-LP prints a debug line per ACK, some modules report a table
+# resize. Captured like all of ns-2's output, and dropped before the output is scanned for
+# errors or its last lines are shown, so that a failure's last words are ns-2's own.
+_NOISE = re.compile(
+    r"^(?:cmd select_ca \S+|TCP-LP: .*|0x[0-9a-fA-F]+ resizing timestamp table)\s*$\n?",
+    re.MULTILINE,
+)
+
+
+def _without_noise(text: str) -> str:
+    return _NOISE.sub("", text)
 
 
 # -- ns-2 children: their own process group, gone when tracekit goes ----------------------
@@ -163,6 +177,12 @@ def run_scenario_traces(
         what = "; ".join(parts)
         raise ValueError(f"{scenario_id}: parameters are not resolved ({what or 'not in declaration order'}); "
                          "resolve them with resolve_params first")
+    for param in sc.params:
+        # a choice outside the declaration (a Linux algorithm ns-2 lacks: it would print an
+        # error, run its default and exit 0) never reaches ns-2
+        if param.type == "choice" and params[param.name] not in (param.choices or ()):
+            raise ValueError(f"{scenario_id}: parameters are not resolved (bad value "
+                             f"{clip_repr(params[param.name])} for {param.name}: must be {param.allowed()})")
     try:
         seed = int(seed)
     except (TypeError, ValueError):
@@ -181,14 +201,14 @@ def run_scenario_traces(
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or "") if isinstance(exc.stdout, str) else (exc.stdout or b"").decode("utf-8", "replace")
         err = (exc.stderr or "") if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
-        tail = _tail(out + "\n" + err)
+        tail = _tail(_without_noise(out) + "\n" + err)
         raise ScenarioRunError(
             f"ns-2 timed out after {timeout_s} s running scenario {scenario_id}"
             + (f"; last output:\n{tail}" if tail else ""),
             output_tail=tail,
         ) from None
 
-    output = (stdout or "") + "\n" + (stderr or "")
+    output = _without_noise(stdout or "") + "\n" + (stderr or "")
     tail = _tail(output)
     if returncode != 0:
         how = (f"was killed by signal {-returncode}" if returncode < 0

@@ -17,6 +17,7 @@ scenario is adding those two files. A declaration file holds (unknown keys are r
     values = { red = "RED" }      # optional: values shown as other names
     [[params]]                    # one per parameter, in the Tcl spec's order
     name, type ("int" | "float" | "choice" | "str"), default, choices, min, max, unit, help
+                                  # choices: a list, or { pairs_of = [...] } for every "A-B"
     [[checks]]                    # optional: comparisons over numeric parameters, + and -
     expr = "cbr_stop >= cbr_start"
     message = "cbr_stop ({cbr_stop}) must be >= cbr_start ({cbr_start})"
@@ -81,9 +82,14 @@ class Param:
     max: float | None = None
     unit: str = ""
     help: str = ""
+    # a choice declared as `choices = { pairs_of = [...] }`: its choices are every "A-B" of
+    # these (cbr-fairness's pair of variants), described by them rather than listed
+    pairs_of: tuple[str, ...] | None = None
 
     def allowed(self) -> str:
         """Human-readable description of the allowed values."""
+        if self.type == "choice" and self.pairs_of:
+            return "A-B with A and B each one of " + ", ".join(self.pairs_of)
         if self.type == "choice":
             return "one of " + ", ".join(self.choices or ())
         kind = "an integer" if self.type == "int" else "a number" if self.type == "float" else "a string"
@@ -111,7 +117,9 @@ class Param:
                 folded = {c.lower(): c for c in choices}
                 if text.lower() in folded:
                     return folded[text.lower()]
-                raise ValueError(f"{where}bad value {clip_repr(text)} for {self.name}: must be {self.allowed()}")
+                # "cubic" for "linux-cubic": ns-2's Linux TCP algorithms are linux-ALG variants
+                hint = f" (did you mean {folded['linux-' + text.lower()]}?)" if "linux-" + text.lower() in folded else ""
+                raise ValueError(f"{where}bad value {clip_repr(text)} for {self.name}: must be {self.allowed()}{hint}")
             return text
         if self.type == "str":
             if not text or any(c.isspace() for c in text):
@@ -358,9 +366,18 @@ def _param(t: Any, where: str) -> Param:
     choices = t.get("choices")
     if (kind == "choice") != (choices is not None):
         raise ValueError(f"{where}: choices are given for, and only for, type = \"choice\"")
+    pairs_of = None
+    if isinstance(choices, dict):   # { pairs_of = [...] }: every "A-B" of the list
+        _keys(choices, {"pairs_of": True}, f"{where}: choices")
+        pairs_of = choices["pairs_of"]
+        if (not isinstance(pairs_of, list) or not pairs_of
+                or not all(isinstance(c, str) and c for c in pairs_of)):
+            raise ValueError(f"{where}: choices.pairs_of must be a list of strings")
+        pairs_of = tuple(pairs_of)
+        choices = [f"{a}-{b}" for a in pairs_of for b in pairs_of]
     if choices is not None:
         if not isinstance(choices, list) or not choices or not all(isinstance(c, str) and c for c in choices):
-            raise ValueError(f"{where}: choices must be a list of strings")
+            raise ValueError(f"{where}: choices must be a list of strings, or {{ pairs_of = [...] }}")
         choices = tuple(choices)
     lo = None if t.get("min") is None else _number(t["min"], f"{where}: min")
     hi = None if t.get("max") is None else _number(t["max"], f"{where}: max")
@@ -373,7 +390,8 @@ def _param(t: Any, where: str) -> Param:
         default = float(_number(default, f"{where}: default"))
     if kind in ("choice", "str") and not isinstance(default, str):
         raise ValueError(f"{where}: default must be a string")
-    p = Param(name, kind, default, choices, lo, hi, _opt_str(t, "unit", where), _opt_str(t, "help", where))
+    p = Param(name, kind, default, choices, lo, hi, _opt_str(t, "unit", where), _opt_str(t, "help", where),
+              pairs_of)
     if p.parse(format_value(default)) != default:  # raises ValueError for a default out of range
         raise ValueError(f"{where}: default {clip_repr(default)} does not read back as itself")
     return p

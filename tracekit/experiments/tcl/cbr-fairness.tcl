@@ -12,7 +12,7 @@
 # The run ends drain_s after duration.
 source [file join [file dirname [info script]] common.tcl]
 
-set variants {Tahoe Reno Newreno Vegas Sack1}
+set variants [tk_variants {Tahoe Reno Newreno Vegas Sack1}]
 set pairs {}
 foreach a $variants { foreach b $variants { lappend pairs $a-$b } }
 
@@ -33,7 +33,10 @@ tk_parse_args cbr-fairness [list \
     {start_jitter float 0.5} \
     {drain_s float 0.15} \
 ]
-lassign [split $P(pair) -] v1 v2
+# split at the dash that is not inside a variant name (linux-cubic-Reno: linux-cubic, Reno)
+if {![regexp {^((?:linux-)?[^-]+)-((?:linux-)?[^-]+)$} $P(pair) -> v1 v2]} {
+    tk_die "pair must be A-B, got '$P(pair)'"
+}
 
 set ns [new Simulator]
 tk_flow 1 $v1

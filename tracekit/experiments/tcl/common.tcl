@@ -7,6 +7,7 @@
 #                                 given), write the "# tracekit-meta {...}"
 #                                 header, $ns trace-all
 #   tk_tcp_flow / tk_cbr_flow     build sources, sinks and their applications
+#   tk_variants CLASSIC           CLASSIC + linux-ALG for ns-2's Linux TCP algorithms
 #   tk_monitor_queue A B          per-event "q -t" lines of link A->B into queue.tr
 #   tk_jitter                     a random start offset drawn from the seeded RNG
 #   tk_source APP START ?STOP?    start APP at START, stop it at min(STOP, duration)
@@ -132,7 +133,33 @@ proc tk_jitter {max} {
     return [$tk(jitter_rv) value]
 }
 
+# ns-2.35's Linux TCP (Agent/TCP/Linux + "$tcp select_ca ALG"): the congestion-control
+# modules of the Debian build (all fifteen ran).  A variant linux-ALG runs ALG.  ns-2
+# accepts an unknown ALG with an error on stdout and silently runs its default, so
+# tk_tcp_class refuses any name not in this list.
+set tk_linux_algs {reno naive_reno highspeed bic htcp scalable cubic westwood vegas hybla illinois yeah veno compound lp}
+
+# The variant names a scenario accepts: CLASSIC (ns-2's own agents, e.g. Reno) then
+# linux-ALG for every Linux algorithm.
+proc tk_variants {classic} {
+    global tk_linux_algs
+    set out $classic
+    foreach a $tk_linux_algs { lappend out linux-$a }
+    return $out
+}
+
+proc tk_linux_alg {variant} {
+    global tk_linux_algs
+    if {![string match linux-* $variant]} { return "" }
+    set alg [string range $variant 6 end]
+    if {[lsearch -exact $tk_linux_algs $alg] < 0} {
+        tk_die "unknown Linux congestion control '$alg' (known: [join $tk_linux_algs {, }])"
+    }
+    return $alg
+}
+
 proc tk_tcp_class {variant} {
+    if {[tk_linux_alg $variant] ne ""} { return Agent/TCP/Linux }
     switch -- $variant {
         Tahoe   { return Agent/TCP }
         Reno    { return Agent/TCP/Reno }
@@ -143,16 +170,25 @@ proc tk_tcp_class {variant} {
     }
 }
 
+# Sack1 and the Linux agents (SACK senders) get a SACK sink (ns manual: "a receiver
+# that supports SACK is recommended" for Agent/TCP/Linux).
 proc tk_sink_class {variant} {
-    if {$variant eq "Sack1"} { return Agent/TCPSink/Sack1 }
+    if {$variant eq "Sack1" || [tk_linux_alg $variant] ne ""} { return Agent/TCPSink/Sack1 }
     return Agent/TCPSink
 }
 
 # One-way TCP agent + sink + FTP.  opts: packet_size window maxcwnd (0 = ns default).
-# Every agent's cwnd_ is traced into cwnd.tr.  Returns the FTP application.
+# variant: Tahoe Reno Newreno Vegas Sack1, or linux-ALG (Agent/TCP/Linux running ALG).
+# Every agent's cwnd_ is traced into cwnd.tr (Agent/TCP/Linux too: same line format,
+# integer values for all fifteen algorithms; only an agent left without select_ca, or
+# given a name ns-2 lacks, runs a default that traces fractional cwnd_ on every ACK).  Returns the FTP application.
 proc tk_tcp_flow {src dst variant fid {packet_size 0} {window 0} {maxcwnd 0}} {
     global ns tk
     set tcp [new [tk_tcp_class $variant]]
+    # select_ca prints "cmd select_ca ALG" on stdout (the runner keeps it out of the
+    # user's way); always called for a Linux agent: without it the agent does not run reno
+    set alg [tk_linux_alg $variant]
+    if {$alg ne ""} { $tcp select_ca $alg }
     $tcp set fid_ $fid
     if {$packet_size > 0} { $tcp set packetSize_ $packet_size }
     if {$window > 0} { $tcp set window_ $window }
