@@ -169,3 +169,16 @@ def test_typos_still_get_typers_message(populated_store):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert "Invalid value for '--threads'" in p.stderr and "valid integer" in p.stderr
+
+
+def test_a_query_that_reads_no_run_does_not_walk_the_store(populated_store):
+    """A damaged run (its run.parquet gone) is named by a query that reads the runs, not by
+    one that reads none."""
+    run = next((populated_store / "runs").iterdir())
+    (run / "run.parquet").unlink()
+    args = [sys.executable, "-m", "tracekit", "sql", "--data", str(populated_store), "--format", "csv"]
+    quiet = subprocess.run([*args, "SELECT 1 AS x"], capture_output=True, text=True, timeout=60)
+    assert quiet.returncode == 0 and quiet.stdout.split() == ["x", "1"] and "warning" not in quiet.stderr
+    loud = subprocess.run([*args, "SELECT count(*) AS n FROM runs"], capture_output=True, text=True, timeout=60)
+    assert loud.returncode == 0 and loud.stdout.split() == ["n", "0"]
+    assert "warning" in loud.stderr and run.name.split("=", 1)[1] in loud.stderr

@@ -205,7 +205,8 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     With for_query, only the names that query can use (any word of it that is a view, a
     macro, a raw_* view or metric_catalogue) and, transitively, what they use are created:
     DuckDB binds each view as it is created, the chain below it included, so the whole of
-    sql/ costs far more than a typical query's few views."""
+    sql/ costs far more than a typical query's few views; and a query that reads no raw_*
+    view does not walk the store at all."""
     files = sql_files()
     tables = list(RAW_COLUMNS.items())
     with_catalogue = True
@@ -228,7 +229,10 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
             con.execute(f.text)
         except duckdb.Error as e:
             raise TracekitError(f"{f.rel}: {str(e).splitlines()[0]}") from None
-    # every connection walks the store (a damaged run is named on stderr even for SELECT 1)
+    if not tables:
+        # the query reads no run (SELECT 1, the catalogue): the walk of runs/ and its damage
+        # check (which names a damaged run on stderr) wait for a query that reads the store
+        return [f.name for f in files]
     parts = store_files(store)
     if run_ids is not None:
         keep = {f"run_id={r}" for r in run_ids}
