@@ -13,7 +13,8 @@ in-memory connection (the floor of any command that queries). Cases:
 - `tracekit --help`;
 - `tracekit sql "SELECT 1"` on an empty store (one made here, in a temporary directory);
 - `tracekit sql "SELECT 1"` and `tracekit sql "SELECT count(*) FROM flow_stats"` on the store
-  DIR (--data; its number of runs is counted and reported).
+  DIR (--data; its number of runs is counted and reported);
+- with --before PYTHON, `sql "SELECT 1"` run by another installation (the version before).
 """
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def timed(cmd: list[str]) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (bytes) of one whole process."""
     err = tempfile.TemporaryFile()
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    # from a neutral directory: `python -m tracekit` would import ./tracekit from a checkout
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=tempfile.gettempdir())
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
@@ -55,6 +57,8 @@ def main() -> None:
     ap.add_argument("--data", type=Path, help="a store of many runs (e.g. filled by `tracekit sweep`)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--results", type=Path, help="write the section into this RESULTS.md")
+    ap.add_argument("--before", metavar="PYTHON", help="also time `sql \"SELECT 1\"` with another installation's interpreter "
+                    "(e.g. a checkout of the previous version: /path/to/.venv/bin/python), in the same rounds")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
@@ -77,6 +81,10 @@ def main() -> None:
                 (f'`tracekit sql "SELECT count(*) FROM flow_stats"`, {runs} runs',
                  [*TK, "sql", "SELECT count(*) FROM flow_stats", "--data", str(args.data), "--format", "csv"]),
             ]
+        if args.before:
+            store = str(args.data) if args.data is not None else str(empty)
+            cases.append((f'`tracekit sql "SELECT 1"`, {runs if args.data is not None else "empty store,"} runs, with `{args.before}` (before)',
+                          [args.before, "-m", "tracekit", "sql", "SELECT 1", "--data", store, "--format", "csv"]))
         load0 = os.getloadavg()
         for _, cmd in cases:                      # warm the page cache and .pyc files
             timed(cmd)
