@@ -734,6 +734,11 @@ def write_report(res: dict, out: Path) -> None:
         a(f"In one process on the {res['traces'][0]['name']} store (DuckDB threads: {ip.get('duckdb_threads')}): "
           + ", ".join(f"{k} {fmt_s(v)}" for k, v in ip.items() if isinstance(v, float)) + ".")
         a("")
+    # the section bench_startup.py writes (between its markers) is kept as it was
+    old = out.read_text() if out.exists() else ""
+    start, end = "<!-- bench_startup: START -->", "<!-- bench_startup: END -->"
+    if start in old and end in old:
+        L += ["", old[old.index(start):old.index(end) + len(end)]]
     out.write_text("\n".join(L) + "\n")
 
 

@@ -13,7 +13,11 @@ from typing import List, Optional
 
 import typer
 
+from .cliparams import install as _plain_option_values
 from .errors import Terminated, TracekitError
+
+# option values coerced without importing pydantic where typer's result is plain (start-up)
+_plain_option_values()
 
 app = typer.Typer(
     help="tracekit: ns-2 traces into Parquet, TCP metrics as SQL.\n\n"
@@ -324,7 +328,7 @@ def sql(
         raise TracekitError(f"--timeout must be a finite number of seconds >= 0, not {timeout_s}")
     limits = default_limits(memory_limit=memory_limit, threads=threads)
     run = QueryRun(_store(data), query, lambda rel: (rel.columns, rel.fetchall()), timeout_s=timeout_s,
-                   limits=limits, hints=hints)
+                   limits=limits, hints=hints, only_needed_views=True)
     # in a thread, so that Ctrl-C (which DuckDB does not see while it runs a query) cancels it
     run.start()
     interrupted = False

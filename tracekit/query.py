@@ -22,16 +22,15 @@ from typing import Any
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from .catalogue import create_catalogue_table
+from .columns import RAW_COLUMNS, TABLE_NAMES
 from .errors import TracekitError
-from .schema import RUNS, TABLES
 from .store import Store
 
 LAYERS = ("macros", "staging", "intermediate", "metrics")
 # names the Python side defines before any sql/ file: the raw tables and the catalogue
-BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLES), "metric_catalogue"})
+BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLE_NAMES), "metric_catalogue"})
 _USES = re.compile(r"^--\s*uses:(.*)$", re.MULTILINE)
 
 
@@ -146,9 +145,10 @@ def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def _raw_view_sql(name: str, schema: pa.Schema, files: list[str]) -> str:
-    """raw_<name>: the declared columns of the table (schema) read from `files`, and run_id
-    from their run_id=<id> directory; without files, an empty relation of the same columns.
+def _raw_view_sql(name: str, columns: tuple[tuple[str, str], ...], files: list[str]) -> str:
+    """raw_<name>: the declared columns of the table (tracekit.columns: (name, DuckDB type))
+    read from `files`, and run_id from their run_id=<id> directory; without files, an empty
+    relation of the same columns.
 
     The columns come from the declared schema, not from the files: every part of a store is
     written with its table's declared columns (ingest casts each chunk to them, and a store of
@@ -157,57 +157,89 @@ def _raw_view_sql(name: str, schema: pa.Schema, files: list[str]) -> str:
     fails the query that reads it, naming the file). With `union_by_name` every bind read every
     file's footer, which made the views over a few hundred runs take minutes to define."""
     if files:
-        cols = ", ".join(f'"{f.name}"' for f in schema)
+        cols = ", ".join(f'"{c}"' for c, _ in columns)
         listed = "[" + ", ".join(_quote(p) for p in files) + "]"
         return (f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, run_id FROM read_parquet({listed}, "
                 "hive_partitioning = true, hive_types = {'run_id': VARCHAR})")
     # in plain SQL (a registered Arrow table would pull in pandas and be invisible to the
     # connection's cursors)
-    cols = ", ".join(f'CAST(NULL AS {_duck_type(f.type)}) AS "{f.name}"' for f in schema)
+    cols = ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in columns)
     return f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, CAST(NULL AS VARCHAR) AS run_id WHERE false"
 
 
-def _duck_type(t: pa.DataType) -> str:
-    """The DuckDB type of a stored Arrow column type (the few the schema uses)."""
-    if pa.types.is_dictionary(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
-        return "VARCHAR"
-    if pa.types.is_timestamp(t):
-        return "TIMESTAMPTZ" if t.tz else "TIMESTAMP"
-    if pa.types.is_list(t):
-        return f"{_duck_type(t.value_type)}[]"
-    if pa.types.is_struct(t):
-        return "STRUCT(" + ", ".join(f"{t.field(i).name} {_duck_type(t.field(i).type)}" for i in range(t.num_fields)) + ")"
-    simple = {pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN"}
-    if t in simple:
-        return simple[t]
-    raise TypeError(f"no DuckDB type for {t}")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
 
-def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None) -> list[str]:
+def referenced_names(query: str) -> set[str]:
+    """Every word of `query` outside its comments, lower-cased (identifiers unquoted, and the
+    words inside string constants too): a superset of the views and macros it can name."""
+    toks = duckdb.tokenize(query)
+    words: set[str] = set()
+    for i, (start, kind) in enumerate(toks):
+        if kind in (duckdb.token_type.comment, duckdb.token_type.numeric_const, duckdb.token_type.operator):
+            continue
+        end = toks[i + 1][0] if i + 1 < len(toks) else len(query)
+        words.update(w.lower() for w in _WORD.findall(query[start:end]))
+    return words
+
+
+def needed_names(files: list[SqlFile], names: set[str]) -> set[str]:
+    """Of `names`, those the sql/ files or the base names (raw_*, metric_catalogue) define,
+    and, transitively, everything they declare using."""
+    by_name = {f.name: f for f in files}
+    need: set[str] = set()
+    todo = [n for n in names if n in by_name or n in BASE_NAMES]
+    while todo:
+        n = todo.pop()
+        if n in need:
+            continue
+        need.add(n)
+        if n in by_name:
+            todo.extend(by_name[n].uses)
+    return need
+
+
+def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for_query: str | None = None) -> list[str]:
     """Create raw_* and every sql/ view and macro on `con`, in dependency order; returns
-    their names in that order. With run_ids, the raw_* views read only those runs' files."""
+    their names in that order. With run_ids, the raw_* views read only those runs' files.
+    With for_query, only the names that query can use (any word of it that is a view, a
+    macro, a raw_* view or metric_catalogue) and, transitively, what they use are created:
+    DuckDB binds each view as it is created, the chain below it included, so the whole of
+    sql/ costs far more than a typical query's few views; and a query that reads no raw_*
+    view does not walk the store at all."""
     files = sql_files()
-    tables = [("runs", RUNS), *TABLES.items()]
+    tables = list(RAW_COLUMNS.items())
+    with_catalogue = True
+    if for_query is not None:
+        need = needed_names(files, referenced_names(for_query))
+        files = [f for f in files if f.name in need]
+        tables = [(name, columns) for name, columns in tables if f"raw_{name}" in need]
+        with_catalogue = "metric_catalogue" in need
     # DuckDB binds a view when it is created (checking it, fixing its columns) and again in
     # every query that reads it, over what the names it uses mean then. So the sql/ views are
     # created over empty raw_* views of the declared columns, which costs next to nothing, and
     # the raw_* views are then pointed at the files: binding over the files happens only in
     # the queries (for every raw_* reference in a view's expansion, each time).
-    for name, schema in tables:
-        con.execute(_raw_view_sql(name, schema, []))
-    create_catalogue_table(con)
+    for name, columns in tables:
+        con.execute(_raw_view_sql(name, columns, []))
+    if with_catalogue:
+        create_catalogue_table(con)
     for f in files:
         try:
             con.execute(f.text)
         except duckdb.Error as e:
             raise TracekitError(f"{f.rel}: {str(e).splitlines()[0]}") from None
+    if not tables:
+        # the query reads no run (SELECT 1, the catalogue): the walk of runs/ and its damage
+        # check (which names a damaged run on stderr) wait for a query that reads the store
+        return [f.name for f in files]
     parts = store_files(store)
     if run_ids is not None:
         keep = {f"run_id={r}" for r in run_ids}
         parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
-    for name, schema in tables:
+    for name, columns in tables:
         if parts.get(name):
-            con.execute(_raw_view_sql(name, schema, parts[name]))
+            con.execute(_raw_view_sql(name, columns, parts[name]))
     return [f.name for f in files]
 
 
@@ -318,12 +350,13 @@ def close(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def connect(data_dir: str | os.PathLike, read_only_sql: bool = True,
-            limits: Limits | None = None, run_ids=None) -> duckdb.DuckDBPyConnection:
+            limits: Limits | None = None, run_ids=None, for_query: str | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with every view defined over the store at data_dir
     (over only the runs run_ids, when given: the views then cost what those runs cost),
     the memory, thread and spill limits set (default_limits()) and a private temp directory.
     With read_only_sql, file access is then limited to the store directory, and the
-    configuration is locked."""
+    configuration is locked. With for_query, only the views that query can use are defined
+    (define_views): a connection for one query starts faster."""
     store = Store(data_dir)
     con = duckdb.connect(":memory:")
     con.execute(f"SET temp_directory = {_quote(_private_temp_dir(con))}")
@@ -331,7 +364,7 @@ def connect(data_dir: str | os.PathLike, read_only_sql: bool = True,
     # a query reads the footer of each part once per raw_* reference in its expansion (a
     # run_metrics query has dozens); the parts never change once written, so keep them
     con.execute("SET parquet_metadata_cache = true")
-    define_views(con, store, run_ids)
+    define_views(con, store, run_ids, for_query)
     if read_only_sql:
         root = str(store.root.resolve())
         con.execute(f"SET allowed_directories = [{_quote(root)}]")
@@ -427,13 +460,16 @@ def _limit_error(e: duckdb.Error, limits: Limits, hints: dict[str, str]) -> Trac
 class QueryRun:
     """One typed query on its own short-lived connection (connect(): the views, the limits,
     a private temp directory), stopped after timeout_s (0 = never) or by cancel() from any
-    thread. fetch(relation) turns the result into what the caller wants; setup(con) may add
+    thread. With only_needed_views, just the views the query can name are defined (connect's
+for_query). fetch(relation) turns the result into what the caller wants; setup(con) may add
     read-only names (registered Arrow tables) before the query. run() blocks and returns
     fetch's value, or raises TracekitError with one line saying why it stopped."""
 
     def __init__(self, data_dir: str | os.PathLike, query: str, fetch, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 limits: Limits | None = None, setup=None, hints: dict[str, str] | None = None):
+                 limits: Limits | None = None, setup=None, hints: dict[str, str] | None = None,
+                 only_needed_views: bool = False):
         self.data_dir, self.query, self.fetch, self.setup = data_dir, query, fetch, setup
+        self.only_needed_views = only_needed_views
         self.timeout_s = timeout_s
         self.limits = limits or default_limits()
         self.hints = hints or {}
@@ -465,7 +501,8 @@ class QueryRun:
         try:
             # the store's own files failing to open are not the query's error: they go up
             # as they are (the CLI's boundary names them: DuckDB, OSError, ...)
-            con = connect(self.data_dir, limits=self.limits)
+            con = connect(self.data_dir, limits=self.limits,
+                          for_query=self.query if self.only_needed_views else None)
         except BaseException:
             if timer is not None:
                 timer.cancel()

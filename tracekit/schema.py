@@ -17,10 +17,10 @@ import pyarrow as pa
 # kind -> the table that holds its rows (n_events counts these): each trace format declares
 # its own tables in its module in tracekit/parsers/
 from .parsers import MAIN_TABLE, TABLES
+# the version and the columns in DuckDB's words live in the light module the SQL layer reads
+from .columns import SCHEMA_VERSION
 
-__all__ = ["FLOW_LABEL", "LABEL", "MAIN_TABLE", "RUNS", "SCHEMA_VERSION", "TABLES"]
-
-SCHEMA_VERSION = 1
+__all__ = ["FLOW_LABEL", "LABEL", "MAIN_TABLE", "RUNS", "SCHEMA_VERSION", "TABLES", "duck_type"]
 
 # runs: one row per ingested trace (stored as runs/run_id=<id>/run.parquet).
 LABEL = pa.struct([("key", pa.string()), ("value", pa.string())])
@@ -46,3 +46,20 @@ RUNS = pa.schema(
         ("schema_version", pa.int32()),
     ]
 )
+
+
+def duck_type(t: pa.DataType) -> str:
+    """The DuckDB type of a stored Arrow column type (the few the schema uses): how
+    tracekit.columns.RAW_COLUMNS must declare it."""
+    if pa.types.is_dictionary(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "VARCHAR"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMPTZ" if t.tz else "TIMESTAMP"
+    if pa.types.is_list(t):
+        return f"{duck_type(t.value_type)}[]"
+    if pa.types.is_struct(t):
+        return "STRUCT(" + ", ".join(f"{t.field(i).name} {duck_type(t.field(i).type)}" for i in range(t.num_fields)) + ")"
+    simple = {pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN"}
+    if t in simple:
+        return simple[t]
+    raise TypeError(f"no DuckDB type for {t}")

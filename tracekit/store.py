@@ -43,7 +43,7 @@ from typing import Iterator
 
 from .damage import Scan, check_run, scan_runs
 from .errors import StoreWriteError, TracekitError, clip, clip_repr
-from .schema import SCHEMA_VERSION
+from .columns import SCHEMA_VERSION
 
 STORE_FILE = "tracekit-store.json"
 LOCKS_DIR = ".locks"
