@@ -23,7 +23,7 @@ from typing import Callable
 from ..errors import TracekitError, clip_repr
 from ..store import STORE_FILE, Store
 from .runner import find_ns, NsNotFoundError
-from .sweep import SimResult, SimSpec, done_sim_ids, run_one
+from .sweep import SimResult, SimSpec, run_one, split_done
 
 MAX_IN_FLIGHT = 2000         # tasks submitted ahead of the results (a 10^6-simulation sweep is not 10^6 futures)
 LOCAL_PREFIX = "local:"
@@ -118,10 +118,7 @@ def run_sims_cluster(
         except NsNotFoundError as e:
             raise TracekitError(str(e)) from None
     Store(data, create=True)
-    unique = list(dict.fromkeys(specs))
-    done = done_sim_ids(data) if resume else set()
-    todo = [s for s in unique if s.sim_id not in done]
-    results = [SimResult(s, "skipped") for s in unique if s.sim_id in done]
+    todo, results = split_done(specs, data, resume)
     if not todo:
         if on_start:
             on_start(0, len(results))

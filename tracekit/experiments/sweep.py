@@ -172,6 +172,15 @@ def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
     return {r[0] for r in rows}
 
 
+def split_done(specs: list[SimSpec], data_dir: str | os.PathLike, resume: bool) -> tuple[list[SimSpec], list[SimResult]]:
+    """The specs to run (each once, in order) and a 'skipped' result for each one whose
+    simulation the store already holds (when resuming)."""
+    unique = list(dict.fromkeys(specs))
+    done = done_sim_ids(data_dir) if resume else set()
+    todo = [s for s in unique if s.sim_id not in done]
+    return todo, [SimResult(s, "skipped") for s in unique if s.sim_id in done]
+
+
 def run_one(spec: SimSpec, data_dir: str | os.PathLike, keep_traces: bool = True, ns_binary: str = "ns",
             timeout_s: float | None = None) -> SimResult:
     """Run one simulation with ns-2 and ingest every trace it wrote."""
@@ -220,10 +229,7 @@ def run_sims(
     except NsNotFoundError as e:
         raise TracekitError(str(e)) from None
     Store(data_dir, create=True)
-    unique = list(dict.fromkeys(specs))
-    done = done_sim_ids(data_dir) if resume else set()
-    todo = [s for s in unique if s.sim_id not in done]
-    results = [SimResult(s, "skipped") for s in unique if s.sim_id in done]
+    todo, results = split_done(specs, data_dir, resume)
     if on_start:
         on_start(len(todo), len(results))
     jobs = max(1, jobs or os.cpu_count() or 1)
