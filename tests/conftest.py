@@ -145,6 +145,31 @@ def time_shifted_copies(trace: bytes, copies: int) -> bytes:
     return b"\n".join(out) + b"\n"
 
 
+def children_of(pid: int) -> list[int]:
+    """Every descendant of `pid` (from /proc, no tracekit code)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    kids = [int(x) for x in f.read().split()]
+                out += kids
+                todo += kids
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return out
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie (from /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"       # a zombie is dead
+    except FileNotFoundError:
+        return False
+
+
 @pytest.fixture(scope="session")
 def wild_traces(tmp_path_factory) -> dict[str, Path]:
     """Real ns-2.35 output in the habits of published scripts (issue 14), a few simulated

@@ -22,7 +22,7 @@ from tracekit.ingest import ingest_file, ingest_paths
 from tracekit.query import connect
 from tracekit.store import Store
 
-from conftest import time_shifted_copies
+from conftest import alive, children_of, time_shifted_copies
 
 _SCRIPT = Path(sys.executable).with_name("tracekit")
 TK = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "tracekit"]
@@ -57,30 +57,6 @@ def staging_left(root: Path) -> list[str]:
 
 def wired_line(t: str, uid: int) -> str:
     return f"+ {t} 1 2 cbr 500 ------- 2 1.0 3.1 {uid} {uid}"
-
-
-def children_of(pid: int) -> list[int]:
-    """Every descendant of `pid` (from /proc, no tracekit code)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    kids = [int(x) for x in f.read().split()]
-                out += kids
-                todo += kids
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[-1][0] != "Z"       # a zombie is dead
-    except FileNotFoundError:
-        return False
 
 
 def feed_through_fifo(tmp_path: Path, data: bytes, argv: list[str], root: Path):

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import alive, children_of
+
 pytest.importorskip("distributed", reason="the cluster extra (dask[distributed]) is not installed")
 
 NS = shutil.which("ns")
@@ -35,22 +37,6 @@ def env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "TRACEKIT_DATA"}
 
 
-def children_of(pid: int) -> list[int]:
-    """Every descendant of `pid` (from /proc)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    kids = [int(x) for x in f.read().split()]
-                out += kids
-                todo += kids
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return out
-
-
 def ns_children(pid: int) -> list[int]:
     out = []
     for c in children_of(pid):
@@ -60,13 +46,6 @@ def ns_children(pid: int) -> list[int]:
         except FileNotFoundError:
             pass
     return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def store_configs(data: Path) -> Counter:
