@@ -170,6 +170,17 @@ def alive(pid: int) -> bool:
         return False
 
 
+def ns_failing_for_seed_2(tmp_path: Path, ns: str) -> Path:
+    """A wrapper around the real ns that, for seed 2 only, runs ns on a script with a Tcl
+    error (`no-such-command`), so that one simulation of a sweep fails in ns-2 itself."""
+    broken = tmp_path / "broken.tcl"
+    broken.write_text("set ns [new Simulator]\n$ns no-such-command\n")
+    wrapper = tmp_path / "ns-wrapper"
+    wrapper.write_text(f"#!/bin/sh\ncase \"$*\" in *seed=2*) exec {ns} {broken} ;; esac\nexec {ns} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
 @pytest.fixture(scope="session")
 def wild_traces(tmp_path_factory) -> dict[str, Path]:
     """Real ns-2.35 output in the habits of published scripts (issue 14), a few simulated

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ns_failing_for_seed_2
+
 from tracekit.errors import TracekitError
 from tracekit.experiments.sweep import done_sim_ids, make_spec, parse_grid, parse_seeds, plan_experiment, plan_sweep
 
@@ -164,12 +166,7 @@ def test_killed_sweep_resumes(tmp_path):
 
 @needs_ns
 def test_failed_simulation_is_reported_and_others_go_on(tmp_path):
-    # A wrapper around the real ns that, for seed 2 only, runs ns on a script with a Tcl error.
-    broken = tmp_path / "broken.tcl"
-    broken.write_text("set ns [new Simulator]\n$ns no-such-command\n")
-    wrapper = tmp_path / "ns-wrapper"
-    wrapper.write_text(f"#!/bin/sh\ncase \"$*\" in *seed=2*) exec {NS} {broken} ;; esac\nexec {NS} \"$@\"\n")
-    wrapper.chmod(0o755)
+    wrapper = ns_failing_for_seed_2(tmp_path, NS)
     data = tmp_path / "store"
     p = tk("sweep", "cbr-variants", "--seeds", "1-3", "--set", "duration=1", "-j", "2", "--ns", str(wrapper),
            data=data, check=False)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import alive, children_of
+from conftest import alive, children_of, ns_failing_for_seed_2
 
 pytest.importorskip("distributed", reason="the cluster extra (dask[distributed]) is not installed")
 
@@ -153,11 +153,7 @@ def test_sweep_on_a_cluster_survives_a_dead_worker_and_a_dead_client(tmp_path, d
 def test_local_cluster_reports_a_failed_simulation(tmp_path):
     """local:N: a LocalCluster; a simulation whose ns-2 fails is reported with ns-2's own
     words and the host, the others land, exit status 1."""
-    broken = tmp_path / "broken.tcl"
-    broken.write_text("set ns [new Simulator]\n$ns no-such-command\n")
-    wrapper = tmp_path / "ns-wrapper"
-    wrapper.write_text(f"#!/bin/sh\ncase \"$*\" in *seed=2*) exec {NS} {broken} ;; esac\nexec {NS} \"$@\"\n")
-    wrapper.chmod(0o755)
+    wrapper = ns_failing_for_seed_2(tmp_path, NS)
     data = tmp_path / "store"
     p = subprocess.run([*TK, "sweep", "cbr-variants", "--seeds", "1-2", "--set", "duration=1", "--ns", str(wrapper),
                         "--scheduler", "local:1", "--data", str(data)], capture_output=True, text=True, env=env(), timeout=180)
