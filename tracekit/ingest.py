@@ -91,24 +91,28 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[tuple[Path, bool]]:
 
 
 def _polars_schema(schema: pa.Schema) -> pl.Schema:
-    return pl.DataFrame(schema.empty_table()).schema
+    # not schema.empty_table(): that imports pandas (0.2 s of start-up)
+    return pl.DataFrame(pa.Table.from_batches([], schema=schema)).schema
 
 
 _PL_SCHEMAS = {name: _polars_schema(s) for name, s in TABLES.items()}
 
 
 class _Writers:
-    """Writes each chunk's rows as one Parquet part (`<table>-00000.parquet`, ...) on a
-    background thread, so that writing one chunk overlaps parsing the next. At most two
-    chunks wait to be written, which bounds memory."""
+    """Writes each chunk's rows as one Parquet part (`<table>-00000.parquet`, ...) on
+    background threads, so that writing overlaps parsing the next chunk, and two parts are
+    written at once (polars' Parquet writer uses one core per file, and writing is the
+    largest cost of ingest). At most MAX_PENDING chunks wait to be written, which bounds
+    memory. A frame may lack columns of its table's schema: they are stored as nulls."""
 
-    MAX_PENDING = 2
+    MAX_PENDING = 3
+    THREADS = 2
 
     def __init__(self, directory: Path):
         from concurrent.futures import ThreadPoolExecutor
 
         self.directory = directory
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracekit-write")
+        self.pool = ThreadPoolExecutor(max_workers=self.THREADS, thread_name_prefix="tracekit-write")
         self.pending: list = []
         self.parts: dict[str, int] = {}
         self.rows: dict[str, int] = {}
@@ -116,7 +120,11 @@ class _Writers:
     def write(self, table: str, frame: pl.DataFrame) -> None:
         if frame.height == 0:
             return
-        frame = frame.cast(_PL_SCHEMAS[table]).select(list(_PL_SCHEMAS[table]))
+        schema = _PL_SCHEMAS[table]
+        missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in schema.items() if name not in frame.columns]
+        if missing:
+            frame = frame.with_columns(missing)
+        frame = frame.cast(schema).select(list(schema))  # type: ignore[arg-type]
         k = self.parts.get(table, 0)
         self.parts[table] = k + 1
         path = self.directory / f"{table}-{k:05d}.parquet"

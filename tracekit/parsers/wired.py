@@ -4,6 +4,8 @@ in `annotations`, `#` lines are comments.
 """
 from __future__ import annotations
 
+import os
+
 import polars as pl
 import pyarrow as pa
 
@@ -78,8 +80,53 @@ def _addr(col: str, node: str, port: str) -> list[pl.Expr]:
     ]
 
 
+def _load_fast():
+    """The compiled fast path (_wiredc.c), or None: not built (no C compiler at install) or
+    switched off with TRACEKIT_PURE_PYTHON=1 (the tests run both ways)."""
+    if os.environ.get("TRACEKIT_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from . import _wiredc
+    except ImportError:
+        return None
+    return _wiredc
+
+
+_fast = _load_fast()
+# the arrow types of the columns _wiredc fills, in its order (dictionary columns: int32 codes)
+_FAST_TYPES = [EVENTS.field(name).type for name in _OUT]
+_HDR_START = _OUT.index("tcp_ackno")
+
+
+def parse_fast(data: bytes, first_line_no: int) -> pl.DataFrame | None:
+    """The events of a chunk of well-formed event lines, parsed by the compiled fast path;
+    None when there is none or the chunk has any other line (blank, '#', 'v', malformed):
+    the polars parser below takes those chunks and explains bad lines."""
+    if _fast is None:
+        return None
+    got = _fast.parse_wired(data, first_line_no)
+    if got is None:
+        return None
+    n, n_hdr, bufs, dicts = got
+    values = iter(dicts)
+    arrays = []
+    for k, typ in enumerate(_FAST_TYPES):
+        validity = None
+        if k >= _HDR_START and n_hdr < n:
+            validity = pa.py_buffer(bufs[-1])
+        if pa.types.is_dictionary(typ):
+            codes = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(bufs[k])])
+            arrays.append(pa.DictionaryArray.from_arrays(codes, pa.array(next(values), pa.string())))
+        else:
+            arrays.append(pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(bufs[k])], null_count=-1 if validity else 0))
+    return pl.from_arrow(pa.Table.from_arrays(arrays, names=list(_OUT)))  # type: ignore[return-value]
+
+
 class WiredParser(Parser):
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
+        fast = parse_fast(data, first_line_no)
+        if fast is not None:
+            return ParsedChunk(tables={"events": fast}, bad_offsets=[], bad_count=0, comments=[])
         df = read_fields(data, _READ)
         ev = pl.col("event")
         df = df.with_columns(

@@ -143,7 +143,7 @@ _HEXCOLS = ("mac_dur", "mac_dst", "mac_src", "mac_type")
 
 
 def _pl_schema(schema) -> dict:
-    return dict(pl.DataFrame(schema.empty_table()).schema)
+    return dict(pl.DataFrame(pa.Table.from_batches([], schema=schema)).schema)   # not empty_table(): it imports pandas
 
 
 def _cast_events(df: pl.DataFrame) -> pl.DataFrame:
