@@ -33,11 +33,26 @@ contracts() {   # lint-imports prints a banner: show its report only when a cont
   printf '%s\n' "$out" | grep -E '^Contracts:'
 }
 step "import contracts (lint-imports)" contracts
+fast_path() {   # which wired parser this checkout runs
+  "$BIN/python" -c 'from tracekit.parsers import wired; print("built" if wired._fast else "not built")'
+}
+printf '[check] wired parser C fast path: %s\n' "$(fast_path)" >&2
+if [ "${TRACEKIT_REQUIRE_FAST:-0}" = 1 ] && [ "$(fast_path)" != built ]; then
+  echo "[check] FAILED: the C fast path (tracekit/parsers/_wiredc.c) is not built: see scripts/setup.sh's output" >&2; exit 1
+fi
 marker=()
 [ $fast -eq 1 ] && marker=(-m "not slow")
 printf '[check] pytest %s\n' "${marker[*]:-}" >&2
 "$BIN/python" -m pytest ${marker[@]+"${marker[@]}"} ${args[@]+"${args[@]}"}
 rc=$?
 if [ $rc -eq 5 ]; then echo "check: pytest collected no tests" >&2; exit 1; fi
-[ $rc -ne 0 ] && echo "[check] FAILED: pytest (exit $rc)" >&2
+[ $rc -ne 0 ] && { echo "[check] FAILED: pytest (exit $rc)" >&2; exit $rc; }
+if [ ${#args[@]} -eq 0 ]; then
+  # the same files once more on the pure-Python parser (the fallback where no C compiler is)
+  pure=(tests/test_parsers.py tests/test_parsers_fast.py tests/test_hardening_ingest.py tests/test_ingest_inputs.py tests/test_ingest_real.py)
+  printf '[check] pytest, pure-Python parser (TRACEKIT_PURE_PYTHON=1): %s\n' "${pure[*]}" >&2
+  TRACEKIT_PURE_PYTHON=1 "$BIN/python" -m pytest -q ${marker[@]+"${marker[@]}"} "${pure[@]}"
+  rc=$?
+  [ $rc -ne 0 ] && echo "[check] FAILED: pytest, pure-Python parser (exit $rc)" >&2
+fi
 exit $rc
