@@ -160,3 +160,22 @@ def test_ingest_stores_the_same_tables(ns_traces, wild_traces, tmp_path, monkeyp
             a, b = got[True][t], got[False][t]
             assert a.schema.types == b.schema.types, (name, t)
             assert a.num_rows and a.to_pylist() == b.to_pylist(), (name, t)
+
+
+def test_normalize_ws_in_c_is_the_python_one():
+    """The C normalize_ws (the wireless and tcpvar parsers' first step) against the Python one,
+    on every short string of blanks, tabs, CR, LF and a letter, and on a real wireless trace."""
+    from itertools import product
+
+    from tracekit.parsers import normalize_ws_py
+
+    for n in range(7):
+        for t in product(b" \t\r\na", repeat=n):
+            s = bytes(t)
+            assert _wiredc.normalize_ws(s) == normalize_ws_py(s), s
+    rng = random.Random(7)
+    for _ in range(2000):
+        s = bytes(rng.choice(b" \t\r\nab") for _ in range(rng.randint(0, 40)))
+        assert _wiredc.normalize_ws(s) == normalize_ws_py(s), s
+    line = b"s 0.5 _0_ AGT  --- 2 tcp 1040 [0 0 0 0] ------- [0:0 2:0 32 0] [1 0] 0 0 \r\n"
+    assert _wiredc.normalize_ws(line * 50) == normalize_ws_py(line * 50)

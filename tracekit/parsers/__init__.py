@@ -13,6 +13,7 @@ TraceLineError on the first bad line.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -104,8 +105,31 @@ def is_digits(s: str) -> bool:
     return bool(_DIGITS.match(s))
 
 
+def load_fast():
+    """The parsers' compiled helpers (_wiredc.c: the wired fast path, normalize_ws), or None:
+    not built (no C compiler at install) or switched off with TRACEKIT_PURE_PYTHON=1 (the
+    tests run both ways; the results are the same, tests/test_parsers_fast.py)."""
+    if os.environ.get("TRACEKIT_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from . import _wiredc
+    except ImportError:
+        return None
+    return _wiredc
+
+
+_fast = load_fast()
+
+
 def normalize_ws(data: bytes) -> bytes:
     """Runs of blanks become one space; blanks at line ends go (tcpvar lines are padded)."""
+    if _fast is not None:
+        return _fast.normalize_ws(data)
+    return normalize_ws_py(data)
+
+
+def normalize_ws_py(data: bytes) -> bytes:
+    """normalize_ws in Python (the fallback, and the reference the C one is tested against)."""
     # bytes.replace, not a regex: a regex rewrites every space of the chunk, ten times
     # slower on wireless traces, whose lines all end with a blank
     if b"\r\n" in data:

@@ -5,9 +5,11 @@
  * the plain form ns-2 prints (event + - r d e h, numbers without '+' or leading zeros,
  * flat node.port addresses, hex TCP flags as 0x.., packet types and flags in printable
  * ASCII). Anything else in the chunk -- a blank, '#' or 'v' line, a malformed line, a number
- * outside that plain form, a control byte or one above 127 -- and parse_wired returns None: the caller parses the chunk with the polars parser,
- * which explains bad lines. So this file decides nothing the polars parser does not; it
+ * outside that plain form, a control byte or one above 127 -- and parse_wired returns None:
+ * the caller parses the chunk with the polars parser, which explains bad lines. So this file decides nothing the polars parser does not; it
  * only gives the same columns faster (tests/test_parsers_fast.py compares the two).
+ *
+ * normalize_ws(data: bytes) -> bytes, at the end, is tracekit.parsers.normalize_ws in C.
  *
  * parse_wired(data: bytes, first_line_no: int) -> None | (n_rows, n_hdr, buffers, dicts)
  *   buffers: one bytes object per column, in the order of COLS below (little-endian
@@ -346,6 +348,7 @@ bad:
 }
 
 static PyObject *parse_wired(PyObject *self, PyObject *args) {
+    (void)self;
     Py_buffer buf;
     long long first_line_no;
     if (!PyArg_ParseTuple(args, "y*L", &buf, &first_line_no))
@@ -430,7 +433,52 @@ error:
     return NULL;
 }
 
+/* normalize_ws(data: bytes) -> bytes: tracekit.parsers.normalize_ws in one pass (the
+ * wireless and tcpvar parsers' first step): "\r\n" -> "\n", tabs -> spaces, each run of
+ * blanks -> one space, none at the start or end of a line or of the data. */
+static PyObject *normalize_ws(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf))
+        return NULL;
+    const char *in = (const char *)buf.buf;
+    Py_ssize_t n = buf.len;
+    char *out = PyMem_RawMalloc(n ? n : 1);
+    if (!out) {
+        PyBuffer_Release(&buf);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t o = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t i = 0;
+    while (i < n) {
+        char c = in[i];
+        if (c == ' ' || c == '\t') {
+            Py_ssize_t j = i;
+            while (j < n && (in[j] == ' ' || in[j] == '\t'))
+                j++;
+            /* dropped at the start of the data or of a line, and before a line's end */
+            int at_start = o == 0 || out[o - 1] == '\n';
+            int at_end = j == n || in[j] == '\n' || (in[j] == '\r' && j + 1 < n && in[j + 1] == '\n');
+            if (!at_start && !at_end)
+                out[o++] = ' ';
+            i = j;
+        } else if (c == '\r' && i + 1 < n && in[i + 1] == '\n') {
+            i++; /* the '\n' comes next */
+        } else {
+            out[o++] = c;
+            i++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    PyObject *res = PyBytes_FromStringAndSize(out, o);
+    PyMem_RawFree(out);
+    return res;
+}
+
 static PyMethodDef methods[] = {
+    {"normalize_ws", normalize_ws, METH_VARARGS, "normalize_ws(data) -> bytes: see tracekit.parsers.normalize_ws"},
     {"parse_wired", parse_wired, METH_VARARGS,
      "parse_wired(data, first_line_no) -> None | (n_rows, n_hdr, buffers, dicts): see the module source"},
     {NULL, NULL, 0, NULL}};

@@ -4,7 +4,6 @@ in `annotations`, `#` lines are comments.
 """
 from __future__ import annotations
 
-import os
 import struct
 
 import polars as pl
@@ -12,7 +11,7 @@ import pyarrow as pa
 
 from ..errors import clip_repr
 from . import (ANNOTATION_EXPLAINED, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows,
-               comment_lines, is_digits, is_int, is_num, read_fields, register)
+               comment_lines, is_digits, is_int, is_num, load_fast, read_fields, register)
 
 # One-character event codes of the normal wired trace ('v' lines go to `annotations`).
 WIRED_EVENTS = ("+", "-", "r", "d", "e", "h")
@@ -81,19 +80,7 @@ def _addr(col: str, node: str, port: str) -> list[pl.Expr]:
     ]
 
 
-def _load_fast():
-    """The compiled fast path (_wiredc.c), or None: not built (no C compiler at install) or
-    switched off with TRACEKIT_PURE_PYTHON=1 (the tests run both ways)."""
-    if os.environ.get("TRACEKIT_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from . import _wiredc
-    except ImportError:
-        return None
-    return _wiredc
-
-
-_fast = _load_fast()
+_fast = load_fast()     # the compiled fast path (tracekit/parsers/_wiredc.c), or None
 # the arrow types of the columns _wiredc fills, in its order (dictionary columns: int32 codes)
 _FAST_TYPES = [EVENTS.field(name).type for name in _OUT]
 _HDR_START = _OUT.index("tcp_ackno")
