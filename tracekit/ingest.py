@@ -223,6 +223,29 @@ class _Prefetch:
         return not self.thread.is_alive()
 
 
+class _Parses:
+    """Chunks parsed on THREADS threads as they are read: the read-ahead thread submits each
+    chunk here and hands on (chunk, future); ingest takes the results in file order. polars
+    and the C fast path release the GIL, so chunks parse on both cores (the parsers keep no
+    state between chunks), and a chunk's result never waits for a later chunk to be read
+    (a pipe may hold the next one back)."""
+
+    THREADS = 2
+
+    def __init__(self, parser):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.parser = parser
+        self.pool = ThreadPoolExecutor(max_workers=self.THREADS, thread_name_prefix="tracekit-parse")
+
+    def submit(self, chunks):
+        for chunk in chunks:
+            yield chunk, self.pool.submit(self.parser.parse_chunk, chunk.data, chunk.first_line_no)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _relabel(store: Store, run_id: str, labels: dict[str, str], flow_labels: dict[int, str]) -> list[str]:
     """Merge labels given on the command line into an existing run's record (a re-ingest
     with new --label/--flow-label). Read, merge and replace happen under the store's label
@@ -407,7 +430,8 @@ def ingest_file(
         raise
     writers = _Writers(staging)
     keep: _TraceCopy | None = None
-    chunks = _Prefetch(src.chunks(chunk_bytes))
+    parses = _Parses(parser)
+    chunks = _Prefetch(parses.submit(src.chunks(chunk_bytes)))
     # every way out of here (an error, Ctrl-C, SIGTERM, a full disk) removes the staging
     # directory: commit has renamed it away, or it goes in the finally below
     try:
@@ -417,10 +441,10 @@ def ingest_file(
         raw_total = src.raw_size
         if keep_trace:
             keep = _TraceCopy(staging / "trace.zst")
-        for chunk in chunks:
+        for chunk, parse in chunks:
             if keep:
                 keep.write(chunk.data)
-            res = parser.parse_chunk(chunk.data, chunk.first_line_no)
+            res = parse.result()
             bad: list[tuple[int, str]] = []             # (line number, reason)
             if res.bad_offsets:
                 off = res.bad_offsets[0]
@@ -525,6 +549,7 @@ def ingest_file(
         raise StoreWriteError(f"{path}: not ingested: {store_write_error(store.root, _as_os_error(e))}") from None
     finally:
         reader_stopped = chunks.close()     # the read-ahead thread stops before the file is closed
+        parses.close()
         try:
             writers.close()
         except Exception:
