@@ -129,15 +129,12 @@ class _Writers:
     def write(self, table: str, frame: pl.DataFrame) -> None:
         if frame.height == 0:
             return
-        schema = _PL_SCHEMAS[table]
-        missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in schema.items() if name not in frame.columns]
-        if missing:
-            frame = frame.with_columns(missing)
-        frame = frame.cast(schema).select(list(schema))  # type: ignore[arg-type]
         k = self.parts.get(table, 0)
         self.parts[table] = k + 1
         path = self.directory / f"{table}-{k:05d}.parquet"
-        self.pending.append(self.pool.submit(_write_part, frame, path))
+        # conformed to the schema on the writer thread too: the casts of a wireless chunk's
+        # many columns are no small part of the work
+        self.pending.append(self.pool.submit(_store_part, frame, _PL_SCHEMAS[table], path))
         self.rows[table] = self.rows.get(table, 0) + frame.height
         while len(self.pending) > self.MAX_PENDING:
             self.pending.pop(0).result()
@@ -149,6 +146,15 @@ class _Writers:
         finally:
             self.pending = []
             self.pool.shutdown(wait=True)
+
+
+def _store_part(frame: pl.DataFrame, schema: pl.Schema, path: Path) -> None:
+    """`frame` with its table's columns, in order, of their stored types (a column the parser
+    does not give is stored as nulls), written to `path`."""
+    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in schema.items() if name not in frame.columns]
+    if missing:
+        frame = frame.with_columns(missing)
+    _write_part(frame.cast(schema).select(list(schema)), path)  # type: ignore[arg-type]
 
 
 def _write_part(frame: pl.DataFrame, path: Path) -> None:
