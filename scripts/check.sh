@@ -49,7 +49,7 @@ if [ $rc -eq 5 ]; then echo "check: pytest collected no tests" >&2; exit 1; fi
 [ $rc -ne 0 ] && { echo "[check] FAILED: pytest (exit $rc)" >&2; exit $rc; }
 if [ ${#args[@]} -eq 0 ]; then
   # the same files once more on the pure-Python parser (the fallback where no C compiler is)
-  pure=(tests/test_parsers.py tests/test_hardening_ingest.py tests/test_wireless_ingest.py)
+  pure=(tests/test_parsers.py tests/test_hardening_ingest.py)
   printf '[check] pytest, pure-Python parser (TRACEKIT_PURE_PYTHON=1): %s\n' "${pure[*]}" >&2
   TRACEKIT_PURE_PYTHON=1 "$BIN/python" -m pytest -q ${marker[@]+"${marker[@]}"} "${pure[@]}"
   rc=$?
