@@ -115,6 +115,13 @@ RAW_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("node", "INTEGER"),
         ("text", "VARCHAR"),
     ),
+    "node_addrs": (
+        ("node", "INTEGER"),
+        ("addr", "VARCHAR"),
+        ("addr_parts", "INTEGER[]"),
+        ("packed", "BIGINT"),
+        ("seen_as", "VARCHAR"),
+    ),
     "tcp_vars": (
         ("line_no", "BIGINT"),
         ("time", "DOUBLE"),

@@ -381,6 +381,7 @@ def ingest_file(
         raise
     parser = get_parser(kind)
     main = MAIN_TABLE[kind]
+    event_tables = (main, *FORMATS[kind].also_event_tables)     # n_events, t_start, t_end
     times = _TimeCheck(FORMATS[kind])
     result = IngestResult(path=path, status="added", kind=kind)
     try:
@@ -428,12 +429,13 @@ def ingest_file(
                 comments.extend(res.comments)
             for table, frame in res.tables.items():
                 writers.write(table, frame)
-                if table == main and frame.height:
+                if table in event_tables and frame.height:
                     t_min = min(t_min, float(frame["time"].min()))  # type: ignore[arg-type]
                     t_max = max(t_max, float(frame["time"].max()))  # type: ignore[arg-type]
             if progress:
                 progress(path, src.raw_position(), raw_total)
         writers.close()
+        result.warnings.extend(parser.finish(staging))
         if keep:
             keep.write(src.tail)
             keep.close()
@@ -448,7 +450,7 @@ def ingest_file(
             )
         if src.truncated_stream:
             result.warnings.append(f"{path}: the {src.compression} stream ends early (file cut off?); ingested what was there")
-        result.n_events = writers.rows.get(main, 0)
+        result.n_events = sum(writers.rows.get(t, 0) for t in event_tables)
         if result.n_events == 0:
             raise TracekitError(f"{path}: no complete {kind} trace lines")
         run_id = src.sha256[:RUN_ID_LEN]
