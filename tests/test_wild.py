@@ -39,7 +39,7 @@ def wild(wild_traces, tmp_path_factory):
     """Every real trace of wild_traces ingested into one store: (connection, {name: run_id})."""
     data = tmp_path_factory.mktemp("wild_store") / "store"
     labels = {"cwnd_pairs": {"var": "cwnd", "flow": "1"}}
-    ids = {name: ingest(data, path, labels=labels.get(name)) for name, path in wild_traces.items() if name != "wcw"}
+    ids = {name: ingest(data, path, labels=labels.get(name)) for name, path in wild_traces.items()}
     return connect(data), ids
 
 
@@ -317,20 +317,4 @@ def test_nam_real_equals_the_normal_trace(wild, wild_traces):
 
 
 # ---------------------------------------------------------------------------------------
-# 5. hierarchical addresses and wired-cum-wireless traces: not supported yet, refused with
-# a message that says so (at the first line tracekit cannot read)
-
-def test_wired_cum_wireless_is_refused_clearly(wild_traces, tmp_path):
-    path = wild_traces["wcw"]
-    lines = path.read_text().splitlines()
-    first_wired = next(i for i, ln in enumerate(lines, 1) if ln.startswith("+ "))
-    (res,) = ingest_paths(tmp_path / "store", [path])
-    assert res.status == "failed"
-    assert res.message.startswith(f"{path}:{first_wired}: a wired trace line in a wireless trace: a wired-cum-wireless trace "
-                                  "(wired and mobile nodes in one file) is not supported yet")
-    wired = tmp_path / "wired_part.tr"           # its wired lines alone: hierarchical addresses
-    wired.write_text("".join(ln + "\n" for ln in lines if ln[:2] in ("+ ", "- ", "r ", "d ") and "_" not in ln.split()[2]))
-    (res,) = ingest_paths(tmp_path / "store", [wired])
-    assert res.status == "failed"
-    assert res.message.startswith(f"{wired}:1: field 9 (source address) '0.0.0.0' is a hierarchical address; "
-                                  "only flat node.port addresses are supported")
+# 5. hierarchical addresses and wired-cum-wireless traces: tests/test_hier.py

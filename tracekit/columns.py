@@ -116,6 +116,7 @@ RAW_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("text", "VARCHAR"),
     ),
     "node_addrs": (
+        ("line_no", "BIGINT"),
         ("node", "INTEGER"),
         ("addr", "VARCHAR"),
         ("addr_parts", "INTEGER[]"),

@@ -44,6 +44,7 @@ from .wireless import WIRELESS_ENERGY, WIRELESS_EVENTS, WIRELESS_LOGS, WIRELESS_
 # node_addrs: per run with hierarchical addresses, each node's address (what the trace showed).
 NODE_ADDRS = pa.schema(
     [
+        ("line_no", pa.int64()),              # the line that showed it (the first such line)
         ("node", pa.int32()),                 # node id (NULL: an address no line placed at a node)
         ("addr", pa.string()),                # the address as text, levels only: "1.0.1"
         ("addr_parts", pa.list_(pa.int32())),  # its levels: [1, 0, 1] (domain, cluster, node)
@@ -216,15 +217,16 @@ def _resolve(staging: Path, addrs: dict[str, list[pl.DataFrame]]) -> list[str]:
     ])
     source = (lines.sort("line_no").group_by("pkt_id", maintain_order=True).first()
               .filter(pl.col("src_addr").is_not_null())
-              .select("node", pl.col("src_addr").alias("addr"), pl.lit("source").alias("seen_as")))
+              .select("line_no", "node", pl.col("src_addr").alias("addr"), pl.lit("source").alias("seen_as")))
     agent_recv = (wl.filter((pl.col("layer") == "AGT") & (pl.col("event") == "r") & pl.col("dst_addr").is_not_null())
-                  .select("node", pl.col("dst_addr").alias("addr"), pl.lit("agent_recv").alias("seen_as")))
+                  .select("line_no", "node", pl.col("dst_addr").alias("addr"), pl.lit("agent_recv").alias("seen_as")))
     after = pl.concat([ev.select("pkt_id", pl.col("from_node").alias("node")), wl.select("pkt_id", "node")]).unique()
     last_hop = (ev.filter((pl.col("event") == "r") & pl.col("dst_addr").is_not_null())
-                .select("pkt_id", pl.col("to_node").alias("node"), pl.col("dst_addr").alias("addr"))
+                .select("line_no", "pkt_id", pl.col("to_node").alias("node"), pl.col("dst_addr").alias("addr"))
                 .join(after, on=["pkt_id", "node"], how="anti")
-                .select("node", "addr", pl.lit("last_hop").alias("seen_as")))
-    seen = pl.concat([source, agent_recv, last_hop]).unique(subset=["node", "addr"], keep="first", maintain_order=True)
+                .select("line_no", "node", "addr", pl.lit("last_hop").alias("seen_as")))
+    seen = (pl.concat([source, agent_recv, last_hop]).sort("line_no")
+            .unique(subset=["node", "addr"], keep="first", maintain_order=True))
     for key, other, what in (("addr", "node", "address {k} is at two nodes, {v}"),
                              ("node", "addr", "node {k} has two addresses, {v}")):
         twice = seen.group_by(key).agg(pl.col(other).unique().sort()).filter(pl.col(other).list.len() > 1)
@@ -233,9 +235,10 @@ def _resolve(staging: Path, addrs: dict[str, list[pl.DataFrame]]) -> list[str]:
             raise TracekitError("hierarchical addresses: " + what.format(k=k, v=" and ".join(map(str, v)))
                                 + " (seen from which node made or received each packet); a trace of one simulation?")
     node_of = seen.select("addr", "node")
-    all_addrs = (pl.concat([wa["src_addr"], wa["dst_addr"], ma["src_addr"], ma["dst_addr"]]).drop_nulls().unique()
-                 .to_frame("addr"))
-    unplaced = all_addrs.join(node_of, on="addr", how="anti")["addr"].sort().to_list()
+    named = pl.concat([f.select("line_no", pl.col(c).alias("addr")) for f in (wa, ma) for c in ("src_addr", "dst_addr")])
+    unplaced_rows = (named.drop_nulls().group_by("addr").agg(pl.col("line_no").min())
+                     .join(node_of, on="addr", how="anti").sort("addr"))
+    unplaced = unplaced_rows["addr"].to_list()
 
     # fid of old-format wireless lines: that of the packet's wired lines (same source and destination)
     wired_fid = ev.select("pkt_id", "src_addr", "dst_addr", pl.col("fid").alias("_fid")).unique(
@@ -269,15 +272,13 @@ def _resolve(staging: Path, addrs: dict[str, list[pl.DataFrame]]) -> list[str]:
             pl.coalesce("fid", "_fid").alias("fid"))
         part.select(cols).write_parquet(path, compression="zstd", compression_level=1)
 
-    placed = seen.select("node", "addr", "seen_as")
-    rows = pl.concat([placed, pl.DataFrame({"node": [None] * len(unplaced), "addr": unplaced,
-                                            "seen_as": [None] * len(unplaced)},
-                                           schema={"node": pl.Int32, "addr": pl.String, "seen_as": pl.String})],
-                     how="vertical_relaxed")
+    placed = seen.select("line_no", pl.col("node").cast(pl.Int32), "addr", "seen_as")
+    rows = pl.concat([placed, unplaced_rows.select("line_no", pl.lit(None, pl.Int32).alias("node"), "addr",
+                                                   pl.lit(None, pl.String).alias("seen_as"))])
     parts = rows["addr"].str.split(".").list.eval(pl.element().cast(pl.Int32))
     out = rows.with_columns(parts.alias("addr_parts")).with_columns(
         pl.col("addr_parts").map_elements(lambda p: pack(list(p)), return_dtype=pl.Int64).alias("packed")
-    ).sort("node", "addr", nulls_last=True).select([f.name for f in NODE_ADDRS])
+    ).sort("line_no").select([f.name for f in NODE_ADDRS])
     if out.height:
         pl.from_arrow(out.to_arrow().cast(NODE_ADDRS)).write_parquet(staging / "node_addrs-00000.parquet")  # type: ignore[union-attr]
     if unplaced:
@@ -288,12 +289,12 @@ def _resolve(staging: Path, addrs: dict[str, list[pl.DataFrame]]) -> list[str]:
 
 
 FORMAT = register(TraceFormat(
-    kind="hier", description="a trace with hierarchical addresses (wired, or wired-cum-wireless)",
+    kind="hier", description="a trace with hierarchical addresses",
     claims=claims, parser=HierParser,
     tables={"events": EVENTS, "wireless_events": WIRELESS_EVENTS, "node_addrs": NODE_ADDRS,
             "annotations": ANNOTATIONS, "wireless_movements": WIRELESS_MOVEMENTS,
             "wireless_energy": WIRELESS_ENERGY, "wireless_logs": WIRELESS_LOGS},
     is_packet_trace=True, priority=5,      # before the wired and wireless formats
-    also_event_tables=("wireless_events",), supersedes=("wired", "wireless"),
+    also_event_tables=("wireless_events",), supersedes=("wireless",),
     time_rounding_s=1e-6, time_rounding_rel=1e-15,   # the wired lines' (the main table's) rounding
 ))
