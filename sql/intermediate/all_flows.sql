@@ -5,10 +5,10 @@
 -- hdr_bytes (NULL for wireless flows, whose header bytes go by each packet's ptype: see
 -- packets), and src_addr / dst_addr, the hierarchical addresses as text ('1.0.1'; NULL for
 -- flat addresses, where the node is the address).
--- uses: flows, wireless_flows, hier_flows, runs
+-- uses: flows, wireless_flows, hier_flows, node_addrs
 CREATE OR REPLACE VIEW all_flows AS
 WITH hier AS (
-    SELECT run_id FROM runs WHERE trace_kind = 'hier'
+    SELECT DISTINCT run_id FROM node_addrs
 )
 SELECT run_id, fid, src_node, src_port, dst_node, dst_port, ptype, name,
        'wired' AS trace_kind, fulltcp, hdr_bytes,

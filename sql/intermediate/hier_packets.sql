@@ -8,42 +8,43 @@
 -- size and seq: of its first sending line. rx_bytes: the wire bytes of its wired deliveries (as
 -- in wired runs), plus its sent size if delivered by a wireless line (as in wireless runs).
 -- drops: its wired `d` events, plus 1 when it was never delivered and a wireless `d` line of it
--- exists. hdr_bytes: its flow's (flows) when it has wired lines, else 40 for `tcp`, 0 otherwise.
--- Data packets: wired lines those of data_events, wireless lines is_data_packet(ptype, size,
--- NULL). overheard: 0.
--- uses: runs, data_events, wireless_events, is_data_packet
+-- exists. hdr_bytes: its flow's (hier_flows). Data packets: the packets of hier_flows' flows
+-- for which is_data_packet(ptype, size, the flow's fulltcp) holds. overheard: 0.
+-- uses: hier_flows, hier_events, hier_wireless_events, is_data_packet
 CREATE OR REPLACE VIEW hier_packets AS
-WITH hier AS (
-    SELECT run_id FROM runs WHERE trace_kind = 'hier'
-),
-trips AS (
-    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype, seq, size,
-           hdr_bytes, line_no, time, true AS wired,
-           event <> 'r' AND from_node = src_node AS at_src,
-           event = 'r' AND to_node = dst_node AS at_dst,
-           event = 'd' AS dropped
-    FROM data_events
-    SEMI JOIN hier USING (run_id)
-    WHERE event = 'r' AND to_node = dst_node
-       OR event = 'd'
-       OR event IN ('+', 'h') AND from_node = src_node
+WITH trips AS (
+    SELECT e.run_id, e.fid, e.src_node, e.src_port, e.dst_node, e.dst_port, e.pkt_id, e.ptype,
+           e.seq, e.size, f.hdr_bytes, e.line_no, e.time, true AS wired,
+           e.event <> 'r' AND e.from_node = e.src_node AS at_src,
+           e.event = 'r' AND e.to_node = e.dst_node AS at_dst,
+           e.event = 'd' AS dropped
+    FROM hier_events e
+    JOIN hier_flows f
+      ON e.run_id = f.run_id AND e.fid = f.fid AND e.src_node = f.src_node AND e.src_port = f.src_port
+     AND e.dst_node = f.dst_node AND e.dst_port = f.dst_port
+    WHERE is_data_packet(e.ptype, e.size, f.fulltcp)
+      AND (e.event = 'r' AND e.to_node = e.dst_node
+           OR e.event = 'd'
+           OR e.event IN ('+', 'h') AND e.from_node = e.src_node)
     UNION ALL
-    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype, seq, size,
-           CAST(NULL AS INTEGER), line_no, time, false,
-           event = 's' AND layer = 'AGT' AND node = src_node,
-           event = 'r' AND layer = 'AGT' AND node = dst_node,
-           event = 'd'
-    FROM wireless_events
-    SEMI JOIN hier USING (run_id)
-    WHERE is_data_packet(ptype, size, NULL)
-      AND (layer = 'AGT' AND (event = 's' AND node = src_node OR event = 'r' AND node = dst_node)
-           OR event = 'd')
+    SELECT w.run_id, w.fid, w.src_node, w.src_port, w.dst_node, w.dst_port, w.pkt_id, w.ptype,
+           w.seq, w.size, f.hdr_bytes, w.line_no, w.time, false,
+           w.event = 's' AND w.layer = 'AGT' AND w.node = w.src_node,
+           w.event = 'r' AND w.layer = 'AGT' AND w.node = w.dst_node,
+           w.event = 'd'
+    FROM hier_wireless_events w
+    JOIN hier_flows f
+      ON w.run_id = f.run_id AND w.fid IS NOT DISTINCT FROM f.fid AND w.src_node = f.src_node
+     AND w.src_port = f.src_port AND w.dst_node = f.dst_node AND w.dst_port = f.dst_port
+    WHERE is_data_packet(w.ptype, w.size, f.fulltcp)
+      AND (w.layer = 'AGT' AND (w.event = 's' AND w.node = w.src_node OR w.event = 'r' AND w.node = w.dst_node)
+           OR w.event = 'd')
 ),
 per_packet AS (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype,
            coalesce(arg_min(seq, line_no) FILTER (WHERE at_src), arg_min(seq, line_no)) AS seq,
            coalesce(arg_min(size, line_no) FILTER (WHERE at_src), arg_min(size, line_no)) AS size,
-           coalesce(any_value(hdr_bytes), CASE WHEN ptype = 'tcp' THEN 40 ELSE 0 END) AS hdr_bytes,
+           any_value(hdr_bytes) AS hdr_bytes,
            min(time) FILTER (WHERE at_src) AS t_sent,
            min(time) FILTER (WHERE at_dst) AS t_recv,
            min(line_no) FILTER (WHERE at_dst) AS recv_line,

@@ -27,9 +27,9 @@
 -- adds 20 B of IP header to non-TCP packets); drops = 1 when it was never delivered and a `d`
 -- line of the same (pkt_id, ptype) exists at any layer and node (lost_with_drop), else 0.
 -- Runs with hierarchical addresses (trace_kind 'hier', wired-cum-wireless): hier_packets.
--- uses: data_events, events, wireless_events, is_data_packet, runs, hier_packets
+-- uses: data_events, events, wireless_events, is_data_packet, node_addrs, hier_packets
 CREATE OR REPLACE VIEW packets AS
-WITH hier AS (SELECT run_id FROM runs WHERE trace_kind = 'hier'),
+WITH hier AS (SELECT DISTINCT run_id FROM node_addrs),
 wired_trips AS (  -- data events leaving the source, arriving at the destination, dropped
     SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype, seq, size,
            hdr_bytes, event, time, line_no,

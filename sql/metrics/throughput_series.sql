@@ -7,13 +7,13 @@
 -- destination, with its sent size (as flow_stats counts rx_bytes). Hierarchical addresses
 -- (hier runs, wired-cum-wireless): each delivered packet once, at its first delivery, with its
 -- rx_bytes (packets).
--- uses: all_flows, data_events, packets, run_ends, kbps, runs
+-- uses: all_flows, data_events, packets, run_ends, kbps, node_addrs
 CREATE OR REPLACE MACRO throughput_series(bin_s) AS TABLE
 WITH fl AS MATERIALIZED (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, name FROM all_flows
 ),
 hier AS (
-    SELECT run_id FROM runs WHERE trace_kind = 'hier'
+    SELECT DISTINCT run_id FROM node_addrs
 ),
 deliveries AS (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, time, size
