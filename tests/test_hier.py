@@ -37,7 +37,8 @@ def hier_runs(tmp_path_factory):
     d = tmp_path_factory.mktemp("hier_traces")
     _run_ns("wild_hier_wired.tcl", "hw.tr", cwd=d)
     _run_ns("wild_wired_cum_wireless.tcl", "wcw.tr", cwd=d)
-    paths = {"hw": d / "hw.tr", "wcw": d / "wcw.tr"}
+    _run_ns("wild_wired_cum_wireless.tcl", "wcw_new.tr", "new", cwd=d)
+    paths = {"hw": d / "hw.tr", "wcw": d / "wcw.tr", "wcw_new": d / "wcw_new.tr"}
     ids = {name: ingest(d / "store", p) for name, p in paths.items()}
     return connect(d / "store"), ids, paths
 
@@ -184,6 +185,8 @@ def _agree(got: dict, exp: dict) -> None:
             g = got[key][col]
             if v is None:
                 assert g is None, (key, col)
+            elif isinstance(v, (str, bool)):
+                assert g == v, (key, col, g, v)
             else:
                 assert g == pytest.approx(v, rel=1e-9, abs=1e-9), (key, col, g, v)
 
@@ -240,3 +243,25 @@ def test_wired_line_in_a_flat_wireless_trace(tmp_path):
     (res,) = ingest_paths(tmp_path / "store", [p])
     assert res.status == "failed"
     assert res.message.startswith(f"{p}:2: a wired trace line in a wireless trace of flat addresses")
+
+
+def test_real_wired_cum_wireless_new_format(hier_runs):
+    """The same simulation with `$ns use-newtrace` (wireless lines in the -t format, packed
+    addresses as `-Is 4194305.0`, with a fid): the same node map and the same flow_stats."""
+    con, ids, paths = hier_runs
+    assert paths["wcw_new"].read_text().count(" -Is 4194305.0 ") > 0
+    q = "SELECT node, addr FROM node_addrs WHERE run_id = ? ORDER BY node"
+    assert rows(con, q, [ids["wcw_new"]]) == rows(con, q, [ids["wcw"]])
+    new, old = _flow_stats(con, ids["wcw_new"]), _flow_stats(con, ids["wcw"])
+    assert set(new) == set(old)
+    _agree(new, {key: {k: v for k, v in r.items() if k != "run_id"} for key, r in old.items()})
+
+
+def test_another_address_layout_is_refused(tmp_path):
+    """A wired-cum-wireless trace of another bit layout: the packed numbers do not decode to the
+    wired lines' addresses (here 1.0.1 packed as 2 levels of 8 and 15 bits: 1 << 23 | 1)."""
+    p = tmp_path / "layout.tr"
+    p.write_text(MIN_WCW.replace("4194305", str((1 << 23) | 1)))
+    (res,) = ingest_paths(tmp_path / "store", [p])
+    assert res.status == "failed"
+    assert "packet 4's wireless addresses read 0.0.0 -> 2.0.1 in ns-2's default hierarchical layout" in res.message

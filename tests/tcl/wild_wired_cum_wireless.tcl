@@ -4,8 +4,9 @@
 # every 2 ms, more than 802.11 carries: the base station's interface queue drops) from 1.5 s to
 # 2.5 s; a CBR M -> W (fid 3, 256 B every 50 ms) from 1.2 s to 2.8 s; DSDV; the run ends at 4 s.
 # One file holds wired lines (addresses 0.0.0.0) and wireless lines (addresses packed: 4194305).
-# Usage: ns wild_wired_cum_wireless.tcl <outfile>
+# Usage: ns wild_wired_cum_wireless.tcl <outfile> [new]   (new: $ns use-newtrace, the -t format)
 set ns [new Simulator]
+if {[lindex $argv 1] == "new"} { $ns use-newtrace }
 $ns node-config -addressType hierarchical
 AddrParams set domain_num_ 2
 lappend cluster_num 1 1

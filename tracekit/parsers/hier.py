@@ -209,6 +209,19 @@ def _resolve(staging: Path, addrs: dict[str, list[pl.DataFrame]]) -> list[str]:
         raise TracekitError(f"the wired lines' addresses have {levels.pop()} levels; the packed addresses of the "
                             f"wireless lines are read in ns-2's default layout of {len(LEVEL_SHIFTS)} levels only")
 
+    # the layout check: a packet with wired and wireless lines names the same addresses on both
+    # (the wireless ones decoded in the default layout); else the simulation used another
+    both = (ev.select("pkt_id", "ptype", "src_addr", "dst_addr").unique()
+            .join(wl.filter(pl.col("src_addr").is_not_null() & pl.col("dst_addr").is_not_null())
+                  .select("pkt_id", "ptype", "src_addr", "dst_addr", "line_no"), on=["pkt_id", "ptype"], suffix="_wl")
+            .filter((pl.col("src_addr") != pl.col("src_addr_wl")) | (pl.col("dst_addr") != pl.col("dst_addr_wl"))))
+    if both.height:
+        r = both.sort("line_no").row(0, named=True)
+        raise TracekitError(
+            f"line {r['line_no']}: packet {r['pkt_id']}'s wireless addresses read {r['src_addr_wl']} -> {r['dst_addr_wl']} "
+            f"in ns-2's default hierarchical layout (9, 11 and 11 bits), its wired lines say {r['src_addr']} -> "
+            f"{r['dst_addr']}: a trace of another layout (set-address-format hierarchical with bit counts) is not supported")
+
     # where each line is, as (line_no, pkt_id, node, src_addr) for the first-line rule
     lines = pl.concat([
         ev.filter(pl.col("event") != "r").select("line_no", "pkt_id", pl.col("from_node").alias("node"), "src_addr"),
