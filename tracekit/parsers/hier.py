@@ -109,22 +109,33 @@ class HierParser(Parser):
         self.addrs: dict[str, list[pl.DataFrame]] = {"events": [], "wireless_events": []}
 
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
-        lines = data.split(b"\n")
-        wired_lines: list[bytes] = []
-        wireless_lines: list[bytes] = []
-        w_rows: list[tuple[int, str | None, str | None]] = []
-        for i, raw in enumerate(lines):
-            t = raw.split()
-            if t and _is_wired_line([x.decode("utf-8", "replace") for x in t[:3]]):
-                wireless_lines.append(b"")
-                fixed, src, dst = _flatten_wired(t)
-                wired_lines.append(fixed)
-                w_rows.append((first_line_no + i, src, dst))
-            else:
-                wired_lines.append(b"")
-                wireless_lines.append(raw)
-        res_w = self.wired.parse_chunk(b"\n".join(wired_lines), first_line_no) if w_rows else None
-        res_m = self.wireless.parse_chunk(b"\n".join(wireless_lines), first_line_no)
+        df = pl.DataFrame({"l": data.decode("utf-8", "replace").split("\n")}).with_row_index("_off")
+        line = pl.col("l")
+        wired = (line.str.contains(r"^[-+rdeh]\s") & ~line.str.contains(r"^\S+\s+-t\s")
+                 & ~line.str.contains(r"^\S+\s+\S+\s+_"))
+        df = df.with_columns(wired.alias("_wired"), line.str.extract_groups(
+            r"^(?P<head>(?:\S+ ){8})(?P<a>\S+) (?P<b>\S+)(?P<tail> .*)?$").alias("_g")).unnest("_g")
+        hier = {c: pl.col(c).str.contains(r"^\d+(?:\.\d+){2,}$").fill_null(False) for c in ("a", "b")}
+        # each hierarchical address `levels.port` written `0.port` for the wired parser (the node
+        # is decided in finish); a flat or malformed one made unreadable (the line is then bad)
+        flat = {c: pl.when(hier[c]).then(pl.concat_str(pl.lit("0."), pl.col(c).str.extract(r"\.(\d+)$")))
+                .otherwise(pl.lit("?")) for c in ("a", "b")}
+        matched = pl.col("_wired") & pl.col("head").is_not_null()
+        df = df.with_columns(
+            pl.when(matched).then(pl.concat_str(pl.col("head"), flat["a"], pl.lit(" "), flat["b"],
+                                                pl.col("tail").fill_null("")))
+              .when(pl.col("_wired")).then(line).otherwise(pl.lit("")).alias("_w"),
+            pl.when(pl.col("_wired")).then(pl.lit("")).otherwise(line).alias("_m"),
+        )
+        w_addrs = df.filter(matched).select(
+            (pl.col("_off").cast(pl.Int64) + first_line_no).alias("line_no"),
+            *[pl.when(hier[c]).then(pl.col(c).str.replace(r"\.\d+$", "")).alias(n)
+              for c, n in (("a", "src_addr"), ("b", "dst_addr"))])
+        n_wired = int(df["_wired"].sum())
+        wired_data = df.select(pl.col("_w").str.join("\n")).item().encode()
+        wireless_data = df.select(pl.col("_m").str.join("\n")).item().encode() if n_wired else data
+        res_w = self.wired.parse_chunk(wired_data, first_line_no) if n_wired else None
+        res_m = self.wireless.parse_chunk(wireless_data, first_line_no)
         tables: dict[str, pl.DataFrame] = {}
         bad: list[int] = []
         n_bad = 0
@@ -133,8 +144,7 @@ class HierParser(Parser):
             tables.update(res_w.tables)
             bad += res_w.bad_offsets
             n_bad += res_w.bad_count
-            self.addrs["events"].append(pl.DataFrame(
-                w_rows, schema={"line_no": pl.Int64, "src_addr": pl.String, "dst_addr": pl.String}, orient="row"))
+            self.addrs["events"].append(w_addrs)
         for name, frame in res_m.tables.items():
             if name == "wireless_events":
                 self.addrs["wireless_events"].append(frame.select(
