@@ -14,7 +14,8 @@ bits 0-10 (4194305 = 1.0.1); 2147483647 is the broadcast address. Which node has
 
 Packets and flows: a data packet (ptype not `ack`) is named by (pkt_id, ptype) and its flow
 (fid, source node and port, destination node and port); an old-format wireless line has no
-fid and takes that of the packet's wired lines. Sent: a wired `+`, `h` or `d` from the source
+fid and takes that of the packet's wired lines, else the one fid of the wired lines between the
+same addresses and ports. Sent: a wired `+`, `h` or `d` from the source
 node, or an `s` AGT line at the source node (first such line: t_sent, size, seq). Delivered: a
 wired `r` at the destination node or an `r` AGT line at the destination node (first: t_recv).
 rx_bytes: the sizes of its wired deliveries, plus its sent size if a wireless line delivered
@@ -98,14 +99,25 @@ def flow_stats(text: str) -> dict:
     node_of = node_addresses(lines)
     run_end = max(ln["time"] for ln in lines)
     wired_fid = {}
+    fids_between: dict = {}          # (src, sport, dst, dport) -> fids of wired lines
     for ln in lines:
         if ln["wired"]:
             wired_fid.setdefault((ln["uid"], ln["src"], ln["dst"]), ln["fid"])
+            fids_between.setdefault((ln["src"], ln["sport"], ln["dst"], ln["dport"]), set()).add(ln["fid"])
+
+    def fid_of(ln):
+        if ln["wired"]:
+            return ln["fid"]
+        if (ln["uid"], ln["src"], ln["dst"]) in wired_fid:
+            return wired_fid[(ln["uid"], ln["src"], ln["dst"])]
+        fids = fids_between.get((ln["src"], ln["sport"], ln["dst"], ln["dport"]), set())
+        return next(iter(fids)) if len(fids) == 1 else None
+
     pk: dict = {}                    # (flow key, uid, ptype) -> facts
     for ln in lines:
         if ln["ptype"] == "ack" or ln["src"] is None or ln["dst"] is None:
             continue
-        fid = ln["fid"] if ln["wired"] else wired_fid.get((ln["uid"], ln["src"], ln["dst"]))
+        fid = fid_of(ln)
         s, d = node_of.get(ln["src"]), node_of.get(ln["dst"])
         key = (fid, s, ln["sport"], d, ln["dport"])
         p = pk.setdefault((key, ln["uid"], ln["ptype"]), dict(

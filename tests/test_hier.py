@@ -203,6 +203,7 @@ def test_real_wired_cum_wireless(hier_runs):
     assert all(r["recv_pkts"] > 0 for r in got.values())
     by_fid = {k[0]: r for k, r in got.items()}
     assert by_fid[2]["dropped_pkts"] > 0          # the base station's queue overflows
+    assert by_fid[3]["dropped_pkts"] > 0          # the mobile node's too: lost before the wire, same flow
     _agree(got, refh.flow_stats(paths["wcw"].read_text()))
     # every data packet of the crossing flows is one packet: one row per pkt_id
     assert rows(con, "SELECT count(*) - count(DISTINCT pkt_id) AS n FROM packets WHERE run_id = ?", [run]) == [{"n": 0}]

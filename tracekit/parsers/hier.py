@@ -26,7 +26,8 @@ Two nodes seen with one address, or one node with two, stop the ingest with a me
 address no rule places (only ever the destination of packets lost on the way) keeps its text
 in node_addrs with a NULL node, and the lines naming it a NULL node, with a warning.
 Old-format wireless lines carry no fid: a wireless line of a packet that also has wired lines
-gets that packet's fid, so one flow has one key on both sides.
+gets that packet's fid, else the one fid of the wired lines between the same addresses and
+ports (a packet lost before the wire), so one flow has one key on both sides.
 """
 from __future__ import annotations
 
@@ -263,9 +264,15 @@ def _resolve(staging: Path, addrs: dict[str, list[pl.DataFrame]]) -> list[str]:
                      .join(node_of, on="addr", how="anti").sort("addr"))
     unplaced = unplaced_rows["addr"].to_list()
 
-    # fid of old-format wireless lines: that of the packet's wired lines (same source and destination)
+    # fid of old-format wireless lines: that of the packet's wired lines (same source and
+    # destination), else the one fid of the wired lines between the same addresses and ports (a
+    # packet lost before it reached the wire)
     wired_fid = ev.select("pkt_id", "src_addr", "dst_addr", pl.col("fid").alias("_fid")).unique(
         subset=["pkt_id", "src_addr", "dst_addr"], keep="first")
+    ends = ["src_addr", "src_port", "dst_addr", "dst_port"]
+    flow_fid = (ev.group_by(ends).agg(pl.col("fid").unique().alias("_fids"))
+                .filter(pl.col("_fids").list.len() == 1)
+                .select(*ends, pl.col("_fids").list.first().alias("_flow_fid")))
 
     def nodes(frame: pl.DataFrame, addr_cols: dict[str, str], broadcast_cols: tuple[str, ...]) -> pl.DataFrame:
         for col, acol in addr_cols.items():
@@ -291,8 +298,9 @@ def _resolve(staging: Path, addrs: dict[str, list[pl.DataFrame]]) -> list[str]:
         part = part.join(ma, on="line_no", how="left")
         part = nodes(part, {"src_node": "src_addr", "dst_node": "dst_addr", "next_hop": "hop_addr"},
                      ("src_node", "dst_node", "next_hop"))
-        part = part.join(wired_fid, on=["pkt_id", "src_addr", "dst_addr"], how="left").with_columns(
-            pl.coalesce("fid", "_fid").alias("fid"))
+        part = (part.join(wired_fid, on=["pkt_id", "src_addr", "dst_addr"], how="left")
+                .join(flow_fid, on=ends, how="left")
+                .with_columns(pl.coalesce("fid", "_fid", "_flow_fid").alias("fid")))
         part.select(cols).write_parquet(path, compression="zstd", compression_level=1)
 
     placed = seen.select("line_no", pl.col("node").cast(pl.Int32), "addr", "seen_as")
