@@ -266,3 +266,18 @@ def test_another_address_layout_is_refused(tmp_path):
     (res,) = ingest_paths(tmp_path / "store", [p])
     assert res.status == "failed"
     assert "packet 4's wireless addresses read 0.0.0 -> 2.0.1 in ns-2's default hierarchical layout" in res.message
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("r 0.3 1 2 cbr 500 ------- 2 0.0.x.0 0.1.1.3 1 9", "field 9 (source address) is not a hierarchical address "
+                                                        "(levels.port, like 0.1.1.0): '0.0.x.0'"),
+    ("r 0.3 1 2 cbr 500 ------- 2 0.0.0.0 0.1.1.3 x 9", "field 11 (sequence number) is not a number: 'x'"),
+    ("s 0.3 _1_ AGT --- 9 cbr", "old-format wireless line with 7 fields; at least 12 expected (event, time, _node_, "
+                                "layer, reason, uid, type, size, [MAC header])"),
+])
+def test_bad_lines_say_what_is_wrong(tmp_path, line, reason):
+    p = tmp_path / "bad.tr"
+    p.write_text(MIN_HIER_WIRED + line + "\n")
+    (res,) = ingest_paths(tmp_path / "store", [p])
+    assert res.status == "failed"
+    assert res.message == f"{p}:9: {reason}: {line!r}"

@@ -165,6 +165,8 @@ class HierParser(Parser):
                 if len(t) > i and _FLAT_ADDR.match(t[i]):
                     return (f"field {i + 1} ({what}) {clip_repr(t[i])} is a flat node.port address in a trace "
                             "with hierarchical addresses (levels.port, like 0.1.1.0)")
+                if len(t) in (12, 16) and not _HIER_ADDR.match(t[i]):
+                    return f"field {i + 1} ({what}) is not a hierarchical address (levels.port, like 0.1.1.0): {clip_repr(t[i])}"
             fixed, _, _ = _flatten_wired([x.encode() for x in t])
             return self.wired.explain(fixed.decode("utf-8", "replace"))
         return self.wireless.explain(line)
