@@ -281,3 +281,21 @@ def test_bad_lines_say_what_is_wrong(tmp_path, line, reason):
     (res,) = ingest_paths(tmp_path / "store", [p])
     assert res.status == "failed"
     assert res.message == f"{p}:9: {reason}: {line!r}"
+
+
+def test_an_address_no_line_places(tmp_path):
+    """0.1.2 is only the destination of a packet dropped on its first link: no line shows its
+    node. Ingested with a warning; node_addrs lists it with a NULL node, the lines a NULL dst_node."""
+    p = tmp_path / "lost.tr"
+    p.write_text(MIN_HIER_WIRED + "+ 0.3 0 1 cbr 500 ------- 3 0.0.0.1 0.1.2.0 0 10\n"
+                                  "d 0.3 0 1 cbr 500 ------- 3 0.0.0.1 0.1.2.0 0 10\n")
+    (res,) = ingest_paths(tmp_path / "store", [p])
+    assert res.status == "added"
+    assert res.warnings == ["hierarchical addresses: 1 address(es) seen at no node (0.1.2): only ever the "
+                            "destination of packets lost on the way; their lines have a NULL node"]
+    con = connect(tmp_path / "store")
+    assert rows(con, "SELECT line_no, node, addr, seen_as FROM node_addrs ORDER BY line_no") == [
+        {"line_no": 1, "node": 0, "addr": "0.0.0", "seen_as": "source"},
+        {"line_no": 6, "node": 2, "addr": "0.1.1", "seen_as": "last_hop"},
+        {"line_no": 9, "node": None, "addr": "0.1.2", "seen_as": None}]
+    assert rows(con, "SELECT src_node, dst_node FROM events WHERE line_no = 10") == [{"src_node": 0, "dst_node": None}]
