@@ -469,9 +469,10 @@ def ingest_file(
                         "(a cut-off or re-run copy?) would count twice as a replication; remove one "
                         f"(tracekit rm {other}), or ingest this one with another --label sim_id=..."
                     )
-                added = store.commit(staging, run_id)
-                # added, or already there (a duplicate, relabelled below): in the index either way
+                # in the index before the commit (an entry whose run is not there does not count;
+                # a run without its entry would): added, or already there (relabelled below)
                 store.note_sim_run(sim_id, kind, run_id)
+                added = store.commit(staging, run_id)
         else:
             added = store.commit(staging, run_id)
         if not added:
