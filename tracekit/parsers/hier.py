@@ -237,8 +237,7 @@ def _resolve(staging: Path, addrs: dict[str, list[pl.DataFrame]]) -> list[str]:
 
     # where each line is, as (line_no, pkt_id, node, src_addr) for the first-line rule
     lines = pl.concat([
-        ev.filter(pl.col("event") != "r").select("line_no", "pkt_id", pl.col("from_node").alias("node"), "src_addr"),
-        ev.filter(pl.col("event") == "r").select("line_no", "pkt_id", pl.col("from_node").alias("node"), "src_addr"),
+        ev.select("line_no", "pkt_id", pl.col("from_node").alias("node"), "src_addr"),
         wl.filter(pl.col("src_addr").is_not_null()).select("line_no", "pkt_id", "node", "src_addr"),
     ])
     source = (lines.sort("line_no").group_by("pkt_id", maintain_order=True).first()
