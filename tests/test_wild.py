@@ -335,8 +335,8 @@ def same(got: list[dict], exp: list[dict], n: int) -> None:
 
 
 def test_nam_real_equals_the_normal_trace(wild, wild_traces):
-    """The nam trace and the normal trace of one simulation give the same flow_stats, rtt and
-    queue_delay (the normal trace's are checked against the reference in test_lan_real). nam
+    """The nam trace and the normal trace of one simulation give the same flow_stats, rtt,
+    queue_delay and fairness (the normal trace's are checked against the reference in test_lan_real). nam
     prints times unrounded (2.03769600000001 where the normal trace has 2.037696): times and
     what is computed from them agree to 1e-9."""
     con, ids = wild
@@ -348,6 +348,10 @@ def test_nam_real_equals_the_normal_trace(wild, wild_traces):
     same(rows(con, q, [ids["lan_nam"]]), rows(con, q, [ids["lan"]]), 1)
     q = "SELECT * EXCLUDE (run_id) FROM queue_delay WHERE run_id = ? ORDER BY from_node, to_node"
     same(rows(con, q, [ids["lan_nam"]]), rows(con, q, [ids["lan"]]), 5)
+    q = "SELECT * EXCLUDE (run_id) FROM fairness WHERE run_id = ?"
+    nam_fairness = rows(con, q, [ids["lan_nam"]])
+    assert len(nam_fairness) == 1          # a nam run has its fairness row, like any packet trace
+    same(nam_fairness, rows(con, q, [ids["lan"]]), 1)
     n_h = sum(1 for ln in wild_traces["lan_nam"].read_text().splitlines() if ln.startswith("h -t"))
     n_h_tr = sum(1 for ln in wild_traces["lan"].read_text().splitlines() if ln.startswith("h "))
     assert rows(con, "SELECT count(*) AS n FROM events WHERE run_id = ? AND event = 'h'", [ids["lan_nam"]]) == [{"n": n_h}]
