@@ -188,8 +188,8 @@ def wild_traces(tmp_path_factory) -> dict[str, Path]:
     top), wl_mdart (wireless, MDART: routing packets of a type outside tracekit's list), lan
     and lan_nam (a `$ns newLan` LAN: the normal trace and the nam trace of one simulation),
     cwnd_pairs and cwnd_tcpvar (a Tcl proc's `$now [$tcp set cwnd_]` every 0.1 s, and the same
-    agent's `$tcp trace cwnd_`), wcw (wired-cum-wireless with hierarchical addresses: refused
-    for now)."""
+    agent's `$tcp trace cwnd_`). The wired-cum-wireless
+    trace (wild_wired_cum_wireless.tcl) is made by tests/test_hier.py."""
     d = tmp_path_factory.mktemp("wild_traces")
     out = {}
     for name, fmt, rp in (("wl_annot_old", "old", "AODV"), ("wl_annot_new", "new", "AODV"), ("wl_mdart", "old", "MDART")):
@@ -199,8 +199,6 @@ def wild_traces(tmp_path_factory) -> dict[str, Path]:
     out["lan"], out["lan_nam"] = d / "lan.tr", d / "lan.nam"
     _run_ns("wild_cwnd.tcl", "cwnd_pairs.txt", "cwnd_tcpvar.tr", cwd=d)
     out["cwnd_pairs"], out["cwnd_tcpvar"] = d / "cwnd_pairs.txt", d / "cwnd_tcpvar.tr"
-    _run_ns("wild_wired_cum_wireless.tcl", "wcw.tr", cwd=d)
-    out["wcw"] = d / "wcw.tr"
     for name, p in out.items():
         assert p.stat().st_size > 0, f"ns wrote an empty {name}"
     return out

@@ -252,15 +252,13 @@ def test_unsupported_formats_say_so(fixture, needle, refused):
     assert "cannot ingest" in line or "not supported" in line
 
 
-def test_hierarchical_addresses(refused):
-    refused(DATA / "wired_hier.tr", "wired_hier.tr:1:", "hierarchical address")
-
-
 def test_hierarchical_address_later_in_the_file(tmp_path, ns_traces, refused):
+    """A trace of flat addresses with a hierarchical one inside (a trace with hierarchical
+    addresses, tests/test_hier.py, has them from its first line)."""
     src = ns_traces["wired_plain"]
     hier = (DATA / "wired_hier.tr").read_text().splitlines()[4]
     f = _with_line(src, tmp_path / "mixed.tr", 500, hier)
-    refused(f, f"{f}:500:", "hierarchical")
+    refused(f, f"{f}:500:", "hierarchical address in a trace of flat")
 
 
 def test_a_directory_of_non_traces_fails(tmp_path, tracekit_inproc, populated_store, store_listing):

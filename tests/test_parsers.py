@@ -419,10 +419,11 @@ def test_registry_kinds_tables_and_packet_kinds():
     from tracekit.parsers import FORMATS, MAIN_TABLE, PACKET_KINDS, TABLES
 
     assert MAIN_TABLE == {"wired": "events", "wireless": "wireless_events", "tcpvar": "tcp_vars",
-                          "queue_monitor": "queue_samples", "red": "red_vars", "series": "series", "nam": "events"}
-    assert set(PACKET_KINDS) == {"wired", "wireless", "nam"}
+                          "queue_monitor": "queue_samples", "red": "red_vars", "series": "series", "nam": "events",
+                          "hier": "events"}
+    assert set(PACKET_KINDS) == {"wired", "wireless", "nam", "hier"}
     assert set(TABLES) == {"events", "annotations", "tcp_vars", "queue_samples", "red_vars", "wireless_events",
-                           "wireless_movements", "wireless_energy", "wireless_logs", "series"}
+                           "wireless_movements", "wireless_energy", "wireless_logs", "series", "node_addrs"}
     # a table several formats write (events: wired and nam; annotations: wired, wireless, nam)
     # has one schema
     assert all(f.tables[name] is TABLES[name] for f in FORMATS.values() for name in f.tables)
@@ -460,7 +461,7 @@ def test_unknown_format_names_every_ingestible_kind():
     with pytest.raises(UnsupportedTraceError) as e:
         detect_kind(b"hello world\n", "f")
     assert str(e.value) == ("f: unknown format: 'hello world' is not a line of a wired trace, a wireless trace, "
-                            "a TCP variable trace, a queue monitor trace, a RED trace, a time-value series or a nam trace")
+                            "a trace with hierarchical addresses, a TCP variable trace, a queue monitor trace, a RED trace, a time-value series or a nam trace")
 
 
 def test_detection_asks_the_registered_formats(monkeypatch):

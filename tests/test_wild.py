@@ -39,7 +39,7 @@ def wild(wild_traces, tmp_path_factory):
     """Every real trace of wild_traces ingested into one store: (connection, {name: run_id})."""
     data = tmp_path_factory.mktemp("wild_store") / "store"
     labels = {"cwnd_pairs": {"var": "cwnd", "flow": "1"}}
-    ids = {name: ingest(data, path, labels=labels.get(name)) for name, path in wild_traces.items() if name != "wcw"}
+    ids = {name: ingest(data, path, labels=labels.get(name)) for name, path in wild_traces.items()}
     return connect(data), ids
 
 
@@ -135,6 +135,44 @@ def test_lan_real(wild, wild_traces):
     assert cbr["mean_delay_ms"] == pytest.approx(20.004)
     assert tcp["dropped_pkts"] == tcp["sent_pkts"] - tcp["recv_pkts"]
     compare_run(con, ids["lan"], text, {}, window=(0.5, 1.5))
+
+
+def table_rows(out: str) -> list[dict]:
+    """The rows of the first rich table of `out` (unwrapped: stdout is not a terminal and
+    $COLUMNS is unset), as {header: cell text}."""
+    lines = out.splitlines()
+    h = next(i for i, ln in enumerate(lines) if "run_id" in ln)
+    header = [c.strip() for c in lines[h].strip("┃").split("┃")]
+    body = []
+    for ln in lines[h + 2:]:
+        if not ln.startswith("│"):
+            break
+        body.append(dict(zip(header, (c.strip() for c in ln.strip("│").split("│")))))
+    return body
+
+
+def test_metrics_table_shows_overheard_on_lan_runs(wild_traces, tmp_path, tracekit_inproc, monkeypatch):
+    """`tracekit metrics`' table has an overheard_pkts column, after dropped_pkts, when a
+    listed flow has overheard packets (values from the plain reference on the real LAN run),
+    and none when no listed flow has any (an all-zero column would only take room)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    data = tmp_path / "store"
+    lan = ingest(data, wild_traces["lan"])
+    lost = tmp_path / "lost.tr"
+    lost.write_text("\n".join(ln for ln in MIN_LAN.splitlines() if not ln.startswith("r ")) + "\n")
+    no_overheard = ingest(data, lost)
+    exp = {f["fid"]: f for f in refm.all_metrics(wild_traces["lan"].read_text())["flow_stats"].values()}
+    p = tracekit_inproc("metrics", "--run", lan, data=data)
+    assert p.returncode == 0, p.stderr
+    got = table_rows(p.stdout)
+    assert list(got[0])[8:10] == ["dropped_pkts", "overheard_pkts"]
+    assert {int(r["fid"]): (int(r["dropped_pkts"]), int(r["overheard_pkts"])) for r in got} == \
+        {fid: (f["dropped_pkts"], f["overheard_pkts"]) for fid, f in exp.items()}
+    assert min(f["overheard_pkts"] for f in exp.values()) > 0
+    p = tracekit_inproc("metrics", "--run", no_overheard, data=data)
+    assert p.returncode == 0, p.stderr
+    (row,) = table_rows(p.stdout)
+    assert row["dropped_pkts"] == "4" and "overheard_pkts" not in row
 
 
 # ---------------------------------------------------------------------------------------
@@ -297,8 +335,8 @@ def same(got: list[dict], exp: list[dict], n: int) -> None:
 
 
 def test_nam_real_equals_the_normal_trace(wild, wild_traces):
-    """The nam trace and the normal trace of one simulation give the same flow_stats, rtt and
-    queue_delay (the normal trace's are checked against the reference in test_lan_real). nam
+    """The nam trace and the normal trace of one simulation give the same flow_stats, rtt,
+    queue_delay and fairness (the normal trace's are checked against the reference in test_lan_real). nam
     prints times unrounded (2.03769600000001 where the normal trace has 2.037696): times and
     what is computed from them agree to 1e-9."""
     con, ids = wild
@@ -310,6 +348,10 @@ def test_nam_real_equals_the_normal_trace(wild, wild_traces):
     same(rows(con, q, [ids["lan_nam"]]), rows(con, q, [ids["lan"]]), 1)
     q = "SELECT * EXCLUDE (run_id) FROM queue_delay WHERE run_id = ? ORDER BY from_node, to_node"
     same(rows(con, q, [ids["lan_nam"]]), rows(con, q, [ids["lan"]]), 5)
+    q = "SELECT * EXCLUDE (run_id) FROM fairness WHERE run_id = ?"
+    nam_fairness = rows(con, q, [ids["lan_nam"]])
+    assert len(nam_fairness) == 1          # a nam run has its fairness row, like any packet trace
+    same(nam_fairness, rows(con, q, [ids["lan"]]), 1)
     n_h = sum(1 for ln in wild_traces["lan_nam"].read_text().splitlines() if ln.startswith("h -t"))
     n_h_tr = sum(1 for ln in wild_traces["lan"].read_text().splitlines() if ln.startswith("h "))
     assert rows(con, "SELECT count(*) AS n FROM events WHERE run_id = ? AND event = 'h'", [ids["lan_nam"]]) == [{"n": n_h}]
@@ -317,20 +359,4 @@ def test_nam_real_equals_the_normal_trace(wild, wild_traces):
 
 
 # ---------------------------------------------------------------------------------------
-# 5. hierarchical addresses and wired-cum-wireless traces: not supported yet, refused with
-# a message that says so (at the first line tracekit cannot read)
-
-def test_wired_cum_wireless_is_refused_clearly(wild_traces, tmp_path):
-    path = wild_traces["wcw"]
-    lines = path.read_text().splitlines()
-    first_wired = next(i for i, ln in enumerate(lines, 1) if ln.startswith("+ "))
-    (res,) = ingest_paths(tmp_path / "store", [path])
-    assert res.status == "failed"
-    assert res.message.startswith(f"{path}:{first_wired}: a wired trace line in a wireless trace: a wired-cum-wireless trace "
-                                  "(wired and mobile nodes in one file) is not supported yet")
-    wired = tmp_path / "wired_part.tr"           # its wired lines alone: hierarchical addresses
-    wired.write_text("".join(ln + "\n" for ln in lines if ln[:2] in ("+ ", "- ", "r ", "d ") and "_" not in ln.split()[2]))
-    (res,) = ingest_paths(tmp_path / "store", [wired])
-    assert res.status == "failed"
-    assert res.message.startswith(f"{wired}:1: field 9 (source address) '0.0.0.0' is a hierarchical address; "
-                                  "only flat node.port addresses are supported")
+# 5. hierarchical addresses and wired-cum-wireless traces: tests/test_hier.py

@@ -115,6 +115,14 @@ RAW_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("node", "INTEGER"),
         ("text", "VARCHAR"),
     ),
+    "node_addrs": (
+        ("line_no", "BIGINT"),
+        ("node", "INTEGER"),
+        ("addr", "VARCHAR"),
+        ("addr_parts", "INTEGER[]"),
+        ("packed", "BIGINT"),
+        ("seen_as", "VARCHAR"),
+    ),
     "tcp_vars": (
         ("line_no", "BIGINT"),
         ("time", "DOUBLE"),

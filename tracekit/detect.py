@@ -23,6 +23,17 @@ def classify_line(line: str) -> str | None:
     return None
 
 
+def _superseded(kind: str, lines: list[str]) -> str:
+    """The kind of a format that takes `kind` over (TraceFormat.supersedes) when one of its
+    lines is among `lines` (the rest of the sample): a wired-cum-wireless trace whose first
+    lines are wireless routing lines without a hierarchical address yet."""
+    for fmt in FORMATS.values():
+        if kind in fmt.supersedes and any(ln.strip() and not ln.lstrip().startswith("#") and fmt.claims(ln)
+                                          for ln in lines):
+            return fmt.kind
+    return kind
+
+
 def _kinds_in_words() -> str:
     """'a wired trace, a wireless trace, ... or a RED trace'"""
     words = [f.description for f in FORMATS.values()]
@@ -45,7 +56,7 @@ def detect_kind(sample: bytes, path: str, max_lines: int = 50) -> str:
     if len(sample) >= 4096 and len(lines) > 1:
         lines = lines[:-1]              # the last one may be cut by the sample size
     seen_any = False
-    for line in lines[:max_lines]:
+    for i, line in enumerate(lines[:max_lines]):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         seen_any = True
@@ -59,7 +70,7 @@ def detect_kind(sample: bytes, path: str, max_lines: int = 50) -> str:
             )
         if kind.startswith("unsupported:"):
             raise UnsupportedTraceError(f"{path}: looks like {kind.split(':', 1)[1]}, which tracekit cannot ingest yet")
-        return kind
+        return _superseded(kind, lines[i:])
     if not seen_any:
         raise UnsupportedTraceError(f"{path}: empty file (no trace lines, only comments or blank lines)")
     raise UnsupportedTraceError(f"{path}: unknown format: only annotation ('v') lines at the start")

@@ -30,7 +30,11 @@ from .store import Store
 
 LAYERS = ("macros", "staging", "intermediate", "metrics")
 # names the Python side defines before any sql/ file: the raw tables and the catalogue
-BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLE_NAMES), "metric_catalogue"})
+# raw_hier_<table>: the same table, only the files of runs with hierarchical addresses (those
+# with node_addrs parts, trace_kind 'hier'): their views cost nothing in a store without any
+HIER_TABLES = ("events", "wireless_events")
+BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLE_NAMES), *(f"raw_hier_{t}" for t in HIER_TABLES),
+                        "metric_catalogue"})
 _USES = re.compile(r"^--\s*uses:(.*)$", re.MULTILINE)
 
 
@@ -208,7 +212,7 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     sql/ costs far more than a typical query's few views; and a query that reads no raw_*
     view does not walk the store at all."""
     files = sql_files()
-    tables = list(RAW_COLUMNS.items())
+    tables = list(RAW_COLUMNS.items()) + [(f"hier_{t}", RAW_COLUMNS[t]) for t in HIER_TABLES]
     with_catalogue = True
     if for_query is not None:
         need = needed_names(files, referenced_names(for_query))
@@ -237,6 +241,9 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     if run_ids is not None:
         keep = {f"run_id={r}" for r in run_ids}
         parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
+    hier_dirs = {Path(p).parent for p in parts.get("node_addrs", [])}
+    for t in HIER_TABLES:
+        parts[f"hier_{t}"] = [p for p in parts.get(t, []) if Path(p).parent in hier_dirs]
     for name, columns in tables:
         if parts.get(name):
             con.execute(_raw_view_sql(name, columns, parts[name]))

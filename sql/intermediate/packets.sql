@@ -26,9 +26,11 @@
 -- destination node; rx_bytes = its sent size if delivered (the `r` size is not used: routing
 -- adds 20 B of IP header to non-TCP packets); drops = 1 when it was never delivered and a `d`
 -- line of the same (pkt_id, ptype) exists at any layer and node (lost_with_drop), else 0.
--- uses: data_events, events, wireless_events, is_data_packet
+-- Runs with hierarchical addresses (trace_kind 'hier', wired-cum-wireless): hier_packets.
+-- uses: data_events, events, wireless_events, is_data_packet, node_addrs, hier_packets
 CREATE OR REPLACE VIEW packets AS
-WITH wired_trips AS (  -- data events leaving the source, arriving at the destination, dropped
+WITH hier AS (SELECT DISTINCT run_id FROM node_addrs),
+wired_trips AS (  -- data events leaving the source, arriving at the destination, dropped
     SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype, seq, size,
            hdr_bytes, event, time, line_no,
            event <> 'r' AND from_node = src_node AS at_src,
@@ -110,11 +112,13 @@ SELECT 'wired' AS trace_kind, run_id, fid, src_node, src_port, dst_node, dst_por
        hdr_bytes, greatest(size - hdr_bytes, 0) AS payload_bytes,
        t_sent, t_recv, recv_line, CAST(rx_bytes AS BIGINT) AS rx_bytes,
        CAST(drops AS BIGINT) AS drops, CAST(overheard AS BIGINT) AS overheard
-FROM wired
+FROM wired ANTI JOIN hier USING (run_id)
 UNION ALL
 SELECT 'wireless', run_id, fid, src_node, src_port, dst_node, dst_port,
        pkt_id, ptype, seq, CASE WHEN seq >= 0 THEN seq END, size,
        CASE WHEN ptype = 'tcp' THEN 40 ELSE 0 END,
        greatest(size - CASE WHEN ptype = 'tcp' THEN 40 ELSE 0 END, 0),
        t_sent, t_recv, recv_line, CAST(rx_bytes AS BIGINT), CAST(drops AS BIGINT), CAST(0 AS BIGINT)
-FROM wireless
+FROM wireless ANTI JOIN hier USING (run_id)
+UNION ALL
+SELECT * FROM hier_packets

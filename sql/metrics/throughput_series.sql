@@ -4,20 +4,26 @@
 -- zero-filled from t = 0 to the bin of the run's last trace line (run_ends.t_end). Wired: wire
 -- bytes of the data_events `r` events at the destination node (each at its own time).
 -- Wireless: each delivered packet of packets once, at its first `r` AGT line at the
--- destination, with its sent size (as flow_stats counts rx_bytes).
--- uses: all_flows, data_events, packets, run_ends, kbps
+-- destination, with its sent size (as flow_stats counts rx_bytes). Hierarchical addresses
+-- (hier runs, wired-cum-wireless): each delivered packet once, at its first delivery, with its
+-- rx_bytes (packets).
+-- uses: all_flows, data_events, packets, run_ends, kbps, node_addrs
 CREATE OR REPLACE MACRO throughput_series(bin_s) AS TABLE
 WITH fl AS MATERIALIZED (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, name FROM all_flows
 ),
+hier AS (
+    SELECT DISTINCT run_id FROM node_addrs
+),
 deliveries AS (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, time, size
     FROM data_events
+    ANTI JOIN hier USING (run_id)
     WHERE event = 'r' AND to_node = dst_node
     UNION ALL
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, t_recv, rx_bytes
     FROM packets
-    WHERE trace_kind = 'wireless' AND t_recv IS NOT NULL
+    WHERE trace_kind IN ('wireless', 'hier') AND t_recv IS NOT NULL
 ),
 delivered AS (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port,

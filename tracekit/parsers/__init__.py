@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import polars as pl
@@ -38,6 +39,13 @@ class Parser:
 
     def explain(self, line: str) -> str:  # pragma: no cover
         raise NotImplementedError
+
+    def finish(self, staging: Path) -> list[str]:
+        """Called once after the last chunk, with the staging directory holding the parts
+        written so far (a format that can only decide some columns from the whole trace
+        rewrites its parts here); returns warnings. Raises TracekitError on what the user
+        must fix. Most formats need nothing here."""
+        return []
 
 
 # the dictionary-encoded string columns of the stored tables (event codes, packet types, ...)
@@ -62,6 +70,12 @@ class TraceFormat:
     # relative to the time for `%g` formats (6 significant digits)
     time_rounding_s: float = 1e-6
     time_rounding_rel: float = 1e-5
+    # tables whose rows count as the run's events besides the main table (n_events, t_start,
+    # t_end): a wired-cum-wireless trace's wireless_events next to its events
+    also_event_tables: tuple[str, ...] = ()
+    # kinds this format takes over when detection finds one of its lines in a file's first
+    # 64 KiB after a line of that kind (a wired-cum-wireless trace may start with wireless lines)
+    supersedes: tuple[str, ...] = ()
 
     def time_tolerance(self, t: float) -> float:
         """How much earlier than time `t` the next line may be: the rounding of printed times."""
@@ -262,7 +276,7 @@ def parse_text(text: str, kind: str = "wired", path: str = "<text>") -> dict[str
 
 # Registration: importing a format's module registers it. The order of this list is the
 # order of the kinds in messages and of their tables.
-from . import wired, wireless, tcpvar, queue, red, series, nam, refused  # noqa: E402, F401
+from . import wired, wireless, hier, tcpvar, queue, red, series, nam, refused  # noqa: E402, F401
 
 # kind -> the table holding its rows; every stored table -> its schema; packet-trace kinds
 MAIN_TABLE: dict[str, str] = {k: f.main_table for k, f in FORMATS.items()}

@@ -198,7 +198,8 @@ class WiredParser(Parser):
             if i in (8, 9):
                 parts = f.split(".")
                 if len(parts) > 2:
-                    return f"field {i + 1} ({names[i]}) {clip_repr(f)} is a hierarchical address; only flat node.port addresses are supported"
+                    return (f"field {i + 1} ({names[i]}) {clip_repr(f)} is a hierarchical address in a trace of flat "
+                            "node.port addresses (a trace with hierarchical addresses has them from its first line)")
                 if len(parts) != 2 or not all(is_int(p) for p in parts):
                     return f"field {i + 1} ({names[i]}) is not a node.port address: {clip_repr(f)}"
             if i == 13:

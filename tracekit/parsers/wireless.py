@@ -349,8 +349,8 @@ class WirelessParser(Parser):
         if e[0] == "S" and len(e) > 1 and e[1:2].isalpha():
             return f"line starting {clip_repr(e)} is not a DSR trace line ('S...' then a numeric time)"
         if e in ("+", "-", "r", "d", "h") and len(t) >= 12 and not t[2].startswith("_") and t[1] != "-t":
-            return ("a wired trace line in a wireless trace: a wired-cum-wireless trace (wired and mobile "
-                    "nodes in one file) is not supported yet")
+            return ("a wired trace line in a wireless trace of flat addresses (a wired-cum-wireless trace, with "
+                    "hierarchical addresses, is recognised by one in its first 64 KiB)")
         if e not in ("s", "r", "f", "d", "D"):
             return (f"unknown event {clip_repr(e)} (a wireless trace line starts with s r f d D, M for movement, "
                     "N for energy, S for DSR's own lines or v for an annotation)")
