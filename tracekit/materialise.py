@@ -12,15 +12,19 @@ then reads the part just written.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from .columns import FACT_TABLES, RAW_COLUMNS, TABLE_NAMES
 from .parsers import FORMATS
-from .sqlfiles import (_quote, _raw_view_sql, definition_hash, fact_part_name, needed_names, pending_macro_sql,
+from .sqlfiles import (_quote, _raw_view_sql, computed_view_sql, definition_hash, fact_part_name, needed_names,
                        sql_files)
 
 # DuckDB's threads for the step: both cores of the machines tracekit is measured on, at most
 THREADS = min(2, os.cpu_count() or 1)
+# what DuckDB may hold in memory for it (beyond that it spills to a directory in the
+# staging directory): ingest's peak memory stays that of its chunked parse (issue 16: <= 1 GB)
+MEMORY_LIMIT = "500MB"
 
 
 def materialise_run(staging: Path, run_id: str, kind: str) -> list[Path]:
@@ -35,14 +39,18 @@ def materialise_run(staging: Path, run_id: str, kind: str) -> list[Path]:
     need = set()
     for table in FACT_TABLES:
         need |= needed_names(files, {f"{table}_from_events"})
-    con = duckdb.connect(":memory:", config={"threads": THREADS})
+    # inside the staging directory, which its lock keeps from other processes' clean-up;
+    # removed before the run is committed
+    spill = staging / ".duckdb-spill"
+    con = duckdb.connect(":memory:", config={"threads": THREADS, "memory_limit": MEMORY_LIMIT,
+                                             "temp_directory": str(spill), "preserve_insertion_order": False})
     written: list[Path] = []
     try:
         # the views are created over empty raw_* views (cheap binds), then pointed at the files
         for name in ("runs", *TABLE_NAMES):
             con.execute(_raw_view_sql(name, RAW_COLUMNS[name], []))
         for table in FACT_TABLES:
-            con.execute(pending_macro_sql(table, None))       # every fact computed here
+            con.execute(computed_view_sql(table, []))          # nothing stored yet
         for f in files:
             if f.name in need:
                 con.execute(f.text)
@@ -59,7 +67,7 @@ def materialise_run(staging: Path, run_id: str, kind: str) -> list[Path]:
             written.append(out)
             # what follows (the packets after the flows) reads this part, as a query would
             con.execute(_raw_view_sql(table, RAW_COLUMNS[table], [str(out)], run_id=run_id))
-            con.execute(pending_macro_sql(table, []))
     finally:
         con.close()
+        shutil.rmtree(spill, ignore_errors=True)
     return written

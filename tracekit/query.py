@@ -25,8 +25,8 @@ import duckdb
 from .catalogue import create_catalogue_table
 from .columns import FACT_TABLES, RAW_COLUMNS
 from .errors import TracekitError
-from .sqlfiles import (BASE_NAMES, LAYERS, PENDING_MACROS, SqlFile, _ordered, _quote, _raw_view_sql, definition_hash, fact_part_name,
-                       needed_names, pending_macro_sql, sql_dir, sql_files)
+from .sqlfiles import (BASE_NAMES, COMPUTED_VIEWS, LAYERS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql, definition_hash,
+                       fact_part_name, needed_names, sql_dir, sql_files)
 from .store import Store
 
 __all__ = ["BASE_NAMES", "LAYERS", "SqlFile", "_ordered", "needed_names", "sql_dir", "sql_files"]
@@ -78,17 +78,36 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     macro, a raw_* view or metric_catalogue) and, transitively, what they use are created:
     DuckDB binds each view as it is created, the chain below it included, so the whole of
     sql/ costs far more than a typical query's few views; and a query that reads no raw_*
-    view does not walk the store at all."""
-    files = sql_files()
+    view does not walk the store at all.
+
+    The stored facts (tracekit.columns.FACT_TABLES): <table>_computed is the view
+    <table>_from_events over the runs without a stored part of the current definition, or,
+    when every run has one, an empty relation: then the chain that computes them from the
+    events is neither created nor bound (with for_query, it is created only when needed)."""
+    all_files = sql_files()
+    files = all_files
     tables = list(RAW_COLUMNS.items())
     with_catalogue = True
-    facts = list(FACT_TABLES)            # those whose <table>_pending macro is defined
+    need = {f.name for f in all_files} | BASE_NAMES
     if for_query is not None:
-        need = needed_names(files, referenced_names(for_query))
-        facts = [t for t in facts if PENDING_MACROS[t] in need]
-        files = [f for f in files if f.name in need]
-        tables = [(name, columns) for name, columns in tables if f"raw_{name}" in need]
+        need = needed_names(all_files, referenced_names(for_query))
         with_catalogue = "metric_catalogue" in need
+    facts = [t for t in FACT_TABLES if COMPUTED_VIEWS[t] in need]
+    pending: dict[str, list[str]] = {t: [] for t in facts}
+    parts: dict[str, list[str]] | None = None
+    if any(f"raw_{name}" in need for name in RAW_COLUMNS):
+        parts = store_files(store)
+        if run_ids is not None:
+            keep = {f"run_id={r}" for r in run_ids}
+            parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
+        parts, all_pending = current_facts(parts)
+        pending = {t: all_pending[t] for t in facts}
+        for t in facts:
+            if pending[t] and f"{t}_from_events" not in need:
+                need |= needed_names(all_files, {f"{t}_from_events"})
+    if for_query is not None:
+        files = [f for f in all_files if f.name in need]
+        tables = [(name, columns) for name, columns in tables if f"raw_{name}" in need]
     # DuckDB binds a view when it is created (checking it, fixing its columns) and again in
     # every query that reads it, over what the names it uses mean then. So the sql/ views are
     # created over empty raw_* views of the declared columns, which costs next to nothing, and
@@ -97,7 +116,7 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     for name, columns in tables:
         con.execute(_raw_view_sql(name, columns, []))
     for table in facts:
-        con.execute(pending_macro_sql(table, []))
+        con.execute(computed_view_sql(table, []))
     if with_catalogue:
         create_catalogue_table(con)
     for f in files:
@@ -105,20 +124,16 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
             con.execute(f.text)
         except duckdb.Error as e:
             raise TracekitError(f"{f.rel}: {str(e).splitlines()[0]}") from None
-    if not tables:
+    if parts is None:
         # the query reads no run (SELECT 1, the catalogue): the walk of runs/ and its damage
         # check (which names a damaged run on stderr) wait for a query that reads the store
         return [f.name for f in files]
-    parts = store_files(store)
-    if run_ids is not None:
-        keep = {f"run_id={r}" for r in run_ids}
-        parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
-    parts, pending = current_facts(parts)
     for name, columns in tables:
         if parts.get(name):
             con.execute(_raw_view_sql(name, columns, parts[name]))
     for table in facts:
-        con.execute(pending_macro_sql(table, pending[table]))
+        if pending[table]:
+            con.execute(computed_view_sql(table, pending[table]))
     return [f.name for f in files]
 
 

@@ -14,18 +14,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .columns import FACT_TABLES, TABLE_NAMES
+from .columns import FACT_TABLES, RAW_COLUMNS, TABLE_NAMES
 from .errors import TracekitError
 
 LAYERS = ("macros", "staging", "intermediate", "metrics")
-# the stored facts (tracekit.columns.FACT_TABLES): for each, the macro <table>_pending(run_id),
-# true for the runs whose facts the view computes from their events (no part of the
-# current definition)
-PENDING_MACROS = {t: f"{t}_pending" for t in FACT_TABLES}
+# the stored facts (tracekit.columns.FACT_TABLES): for each, the view <table>_computed, the
+# facts of the runs without a stored part of the current definition, computed from their
+# events (computed_view_sql)
+COMPUTED_VIEWS = {t: f"{t}_computed" for t in FACT_TABLES}
 # names the Python side defines before any sql/ file: the raw tables, the catalogue and
-# the pending macros
+# the computed facts
 BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLE_NAMES), "metric_catalogue",
-                        *PENDING_MACROS.values()})
+                        *COMPUTED_VIEWS.values()})
 _USES = re.compile(r"^--\s*uses:(.*)$", re.MULTILINE)
 
 
@@ -171,12 +171,16 @@ def _raw_view_sql(name: str, columns: tuple[tuple[str, str], ...], files: list[s
 
 def definition_hash(files: list[SqlFile], table: str) -> str:
     """12 hex digits naming the definition of fact table `table`: its view
-    `<table>_from_events` and everything that uses, transitively, comments and blank space
-    left out (a comment edit does not make the stored parts stale; any change of SQL does)."""
+    `<table>_from_events` and everything that uses, transitively (through another fact
+    table, that one's definition too), comments and blank space left out (a comment edit
+    does not make the stored parts stale; any change of SQL does)."""
     by_name = {f.name: f for f in files}
-    need = sorted(needed_names(files, {f"{table}_from_events"}) - BASE_NAMES)
+    need = needed_names(files, {f"{table}_from_events"})
+    # facts read from another fact table (the packets read the flows) change with its definition
+    while more := {f"{u}_from_events" for u in FACT_TABLES if u in need} - need:
+        need |= needed_names(files, more)
     h = hashlib.sha256()
-    for name in need:
+    for name in sorted(need - BASE_NAMES):
         code = re.sub(r"--[^\n]*", " ", by_name[name].text)
         h.update(name.encode() + b"\0" + " ".join(code.split()).encode() + b"\0")
     return h.hexdigest()[:12]
@@ -187,12 +191,15 @@ def fact_part_name(table: str, digest: str) -> str:
     return f"{table}-{digest}.parquet"
 
 
-def pending_macro_sql(table: str, pending_runs: list[str] | None) -> str:
-    """<table>_pending(run_id): true for the runs in pending_runs (None: every run)."""
+def computed_view_sql(table: str, pending_runs: list[str] | None) -> str:
+    """<table>_computed: the view <table>_from_events (defined by sql/) over the runs
+    pending_runs (None: every run); with none, an empty relation of the table's columns and
+    run_id, which binds without the chain below <table>_from_events."""
+    name = COMPUTED_VIEWS[table]
     if pending_runs is None:
-        body = "true"
-    elif not pending_runs:
-        body = "false"
-    else:
-        body = "run_id IN (" + ", ".join(_quote(r) for r in sorted(pending_runs)) + ")"
-    return f"CREATE OR REPLACE MACRO {PENDING_MACROS[table]}(run_id) AS {body}"
+        return f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {table}_from_events"
+    if pending_runs:
+        listed = ", ".join(_quote(r) for r in sorted(pending_runs))
+        return f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {table}_from_events WHERE run_id IN ({listed})"
+    cols = ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in RAW_COLUMNS[table])
+    return f"CREATE OR REPLACE VIEW {name} AS SELECT {cols}, CAST(NULL AS VARCHAR) AS run_id WHERE false"
