@@ -212,3 +212,21 @@ def test_a_relabel_reaches_the_label_dependent_columns(runs, tmp_path):
     exp = refm.all_metrics(late.read_text(), names)["flows"]
     assert {k: h for k, (h, _) in after.items()} == {k: fl.hdr_bytes for k, fl in exp.items()}
     _same(rows, _rows(_without_facts(store, tmp_path / "relabel_old"), sql), "relabelled")
+
+
+def test_ingesting_a_run_again_adds_the_parts_it_lacks(runs, tmp_path):
+    """A run of an old store gets its parts when its trace is ingested again (a duplicate:
+    the run itself is kept); a run that has them is left as it is."""
+    data, ids = runs
+    rid, path = ids["lan"]
+    old = _without_facts(data, tmp_path / "old", rid)
+    before = {p.name: p.stat().st_mtime_ns for p in _fact_parts(old)}
+    (res,) = ingest_paths(old, [path])
+    assert res.status == "duplicate"
+    assert {p.name for p in _fact_parts(old, rid)} == {p.name for p in _fact_parts(data, rid)}
+    assert {p.name: p.stat().st_mtime_ns for p in _fact_parts(old) if p.parent.name != f"run_id={rid}"} == before
+    assert not any(p.name.startswith(".") for p in (old / "runs" / f"run_id={rid}").iterdir())
+    _same(_rows(data, VIEWS["flow_stats"]), _rows(old, VIEWS["flow_stats"]), "flow_stats")
+    (res,) = ingest_paths(old, [ids["dumbbell"][1]])
+    assert res.status == "duplicate" and {p.name: p.stat().st_mtime_ns for p in _fact_parts(old)
+                                          if p.parent.name != f"run_id={rid}"} == before

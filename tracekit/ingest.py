@@ -477,7 +477,7 @@ def ingest_file(
             "schema_version": SCHEMA_VERSION,
         }
         pq.write_table(pa.Table.from_pylist([record], schema=RUNS), staging / "run.parquet")
-        materialise_run(staging, run_id, kind)      # the run's flow and packet facts, for the views
+        materialise_run(store, staging, run_id, kind)   # the run's flow and packet facts, for the views
         result.run_id = run_id
         result.size_bytes = src.size_bytes
         sim_id = all_labels.get("sim_id")

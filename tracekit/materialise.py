@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .columns import FACT_TABLES, RAW_COLUMNS, TABLE_NAMES
 from .parsers import FORMATS
+from .store import Store
 from .sqlfiles import (_quote, _raw_view_sql, computed_view_sql, definition_hash, fact_part_name, needed_names,
                        sql_files)
 
@@ -27,15 +28,40 @@ THREADS = min(2, os.cpu_count() or 1)
 MEMORY_LIMIT = "500MB"
 
 
-def materialise_run(staging: Path, run_id: str, kind: str) -> list[Path]:
+def materialise_run(store: Store, staging: Path, run_id: str, kind: str) -> list[Path]:
     """Write the fact parts of the run staged in `staging` (its `<table>-NNNNN.parquet`
     parts and run.parquet), whose id will be `run_id`; nothing for a run of a trace kind
-    without packets. Returns the files written."""
+    without packets. Returns the files written.
+
+    When the store holds that run already (the same trace ingested again: the commit will
+    find it a duplicate), nothing is computed if it has its parts; if it lacks them (ingested
+    before they existed, or under another definition), they are computed here and moved
+    into it, each by one rename (a reader sees a part whole or not at all)."""
     if not FORMATS[kind].is_packet_trace:
         return []
+    files = sql_files()
+    names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
+    present = store.run_dir(run_id)
+    if not store.has_whole_run(run_id):
+        return _compute(staging, run_id, files, names)
+    missing = [t for t in FACT_TABLES if not (present / names[t]).exists()]
+    if not missing:
+        return []
+    moved = []
+    for out in _compute(staging, run_id, files, names):
+        table = out.name.rsplit("-", 1)[0]
+        if table in missing:
+            try:
+                os.rename(out, present / out.name)
+                moved.append(present / out.name)
+            except OSError:     # the run was removed meanwhile: the commit decides what is kept
+                pass
+    return moved
+
+
+def _compute(staging: Path, run_id: str, files, names: dict[str, str]) -> list[Path]:
     import duckdb
 
-    files = sql_files()
     need = set()
     for table in FACT_TABLES:
         need |= needed_names(files, {f"{table}_from_events"})
@@ -60,7 +86,7 @@ def materialise_run(staging: Path, run_id: str, kind: str) -> list[Path]:
             if parts:
                 con.execute(_raw_view_sql(name, RAW_COLUMNS[name], parts, run_id=run_id))
         for table in FACT_TABLES:
-            out = staging / fact_part_name(table, definition_hash(files, table))
+            out = staging / names[table]
             cols = ", ".join(f'"{c}"' for c, _ in RAW_COLUMNS[table])
             con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(out))} "
                         "(FORMAT parquet, COMPRESSION zstd)")

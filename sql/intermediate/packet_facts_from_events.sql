@@ -119,16 +119,18 @@ facts AS (
            CAST(drops AS BIGINT), CAST(0 AS BIGINT)
     FROM wireless
 )
+-- (trace_kind in the partitions, which a run decides anyway, lets a filter on it reach
+-- below the windows: wireless_flow_stats computes no wired packets)
 SELECT *,
        -- the first delivery (in trace line order) of its seq (a packet without one: of itself)
        -- within its flow
        coalesce(recv_line = min(recv_line) OVER (
-           PARTITION BY run_id, fid, src_node, src_port, dst_node, dst_port,
+           PARTITION BY trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
                         CASE WHEN seq >= 0 THEN seq END, CASE WHEN seq >= 0 THEN NULL ELSE pkt_id END
        ), false) AS first_of_seq,
        -- the delay of the flow's delivered packet delivered before it (trace line order)
        CASE WHEN t_recv IS NOT NULL AND t_sent IS NOT NULL THEN lag(t_recv - t_sent) OVER (
-           PARTITION BY run_id, fid, src_node, src_port, dst_node, dst_port,
+           PARTITION BY trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
                         t_recv IS NOT NULL AND t_sent IS NOT NULL
            ORDER BY recv_line
        ) END AS prev_delay_s
