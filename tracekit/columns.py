@@ -188,8 +188,6 @@ RAW_COLUMNS["packet_facts"] = (
     ("rx_bytes", "BIGINT"),
     ("drops", "BIGINT"),
     ("overheard", "BIGINT"),
-    ("first_of_seq", "BOOLEAN"),
-    ("prev_delay_s", "DOUBLE"),
 )
 
 # the per-run tables (every table but the run record)

@@ -76,8 +76,6 @@ FACTS = {
         ("rx_bytes", pa.int64()),
         ("drops", pa.int64()),
         ("overheard", pa.int64()),
-        ("first_of_seq", pa.bool_()),
-        ("prev_delay_s", pa.float64()),
     ]),
 }
 

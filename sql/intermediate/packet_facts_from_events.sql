@@ -10,10 +10,7 @@
 -- time it left the source; t_recv = first delivery at the destination and recv_line its
 -- trace line (NULL if never delivered); rx_bytes = bytes delivered; drops = drops counted
 -- for it; overheard = its `d` events on LAN stations that overheard it (not losses, not in
--- drops; 0 for wireless packets); first_of_seq = it is the first delivery (trace line order)
--- of its seq (seq NULL or negative: of itself) among its flow's packets (what goodput counts);
--- prev_delay_s = the delay (t_recv - t_sent) of the flow's packet delivered before it, among
--- those with both times (what jitter compares), NULL for the first and for the undelivered.
+-- drops; 0 for wireless packets).
 -- Wired (data_events, the contract's definitions): leaving the source = a `+`, `h` or `d`
 -- event whose from_node is the source node (ns-2 writes a packet's `+` on a link before its
 -- `-` and `r` there; a loss model at the link head drops with a bare `d`; on a LAN (`$ns
@@ -119,19 +116,4 @@ facts AS (
            CAST(drops AS BIGINT), CAST(0 AS BIGINT)
     FROM wireless
 )
--- (trace_kind in the partitions, which a run decides anyway, lets a filter on it reach
--- below the windows: wireless_flow_stats computes no wired packets)
-SELECT *,
-       -- the first delivery (in trace line order) of its seq (a packet without one: of itself)
-       -- within its flow
-       coalesce(recv_line = min(recv_line) OVER (
-           PARTITION BY trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
-                        CASE WHEN seq >= 0 THEN seq END, CASE WHEN seq >= 0 THEN NULL ELSE pkt_id END
-       ), false) AS first_of_seq,
-       -- the delay of the flow's delivered packet delivered before it (trace line order)
-       CASE WHEN t_recv IS NOT NULL AND t_sent IS NOT NULL THEN lag(t_recv - t_sent) OVER (
-           PARTITION BY trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
-                        t_recv IS NOT NULL AND t_sent IS NOT NULL
-           ORDER BY recv_line
-       ) END AS prev_delay_s
-FROM facts
+SELECT * FROM facts
