@@ -23,30 +23,17 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-TK = [sys.executable, "-m", "tracekit"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchproc import PY, TK, neutral_cwd, timed  # noqa: E402
 
 BASELINE = """
 import duckdb, glob, sys
 files = sorted(glob.glob(sys.argv[1] + "/runs/run_id=*/events-*.parquet"))
 print(duckdb.connect().execute("SELECT count(*), sum(size) FROM read_parquet(?)", [files]).fetchall())
 """
-
-
-def timed(cmd: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS (bytes) of one whole process."""
-    err = tempfile.TemporaryFile()
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        err.seek(0)
-        raise SystemExit(f"failed: {' '.join(cmd)}\n{err.read().decode(errors='replace')[-2000:]}")
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024
 
 
 def main() -> None:
@@ -56,41 +43,41 @@ def main() -> None:
     ap.add_argument("--seeds", default="1-3", help="seeds of the sweep that fills an empty store")
     ap.add_argument("--reps", type=int, default=1)
     args = ap.parse_args()
-    data = str(args.data)
+    data = str(args.data.resolve())
     if not (args.data / "runs").is_dir() or not any((args.data / "runs").iterdir()):
         if not args.experiment:
             raise SystemExit("an empty store needs --experiment to fill it")
         t0 = time.perf_counter()
         subprocess.run([*TK, "sweep", "--experiment", args.experiment, "--seeds", args.seeds, "-j", "1",
-                        "--data", data], check=True)
+                        "--data", data], check=True, cwd=neutral_cwd())
         print(f"sweep: {time.perf_counter() - t0:.0f} s")
     runs = list((args.data / "runs").glob("run_id=*"))
     parts = list((args.data / "runs").glob("run_id=*/*.parquet"))
     print(f"store {data}: {len(runs)} runs, {len(parts)} Parquet files; load {os.getloadavg()[0]:.1f}")
 
     cases = {
-        "baseline: duckdb sum(size) over every events part": [sys.executable, "-c", BASELINE, data],
+        "baseline: duckdb sum(size) over every events part": [PY, "-c", BASELINE, data],
         "tracekit sql 'SELECT 1'": [*TK, "sql", "SELECT 1", "--data", data],
         "tracekit sql 'SELECT count(*) FROM flow_stats'": [*TK, "sql", "SELECT count(*) FROM flow_stats", "--data", data],
         "tracekit metrics --format csv": [*TK, "metrics", "--format", "csv", "--data", data],
     }
     if args.experiment:
         cases[f"tracekit compare --experiment {args.experiment}"] = [*TK, "compare", "--experiment", args.experiment, "--data", data]
-    res: dict[str, list[tuple[float, float, int]]] = {k: [] for k in cases}
+    res: dict[str, list] = {k: [] for k in cases}
     ratios: dict[str, list[float]] = {k: [] for k in cases}
     for rep in range(args.reps):
         base = None
         for name, cmd in cases.items():
             r = timed(cmd)
             res[name].append(r)
-            base = base or r[0]
-            ratios[name].append(r[0] / base)
+            base = base or r.wall_s
+            ratios[name].append(r.wall_s / base)
         print(f"rep {rep + 1}/{args.reps} done; load {os.getloadavg()[0]:.1f}", file=sys.stderr)
     print(f"median of {args.reps}: wall s, CPU s (user + system), peak RSS MB, wall / baseline wall")
     for name in cases:
-        wall = statistics.median(r[0] for r in res[name])
-        cpu = statistics.median(r[1] for r in res[name])
-        rss = statistics.median(r[2] for r in res[name]) / 2**20
+        wall = statistics.median(r.wall_s for r in res[name])
+        cpu = statistics.median(r.cpu_s for r in res[name])
+        rss = statistics.median(r.rss_mb for r in res[name])
         print(f"{name:52s} {wall:8.2f} {cpu:8.2f} {rss:8.0f} {statistics.median(ratios[name]):8.2f}x")
 
 

@@ -15,22 +15,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from benchproc import TK, timed  # noqa: E402
 MB_PER_SIM_S = 3.9          # bigtrace.tcl writes about this many MB per simulated second
-
-
-def timed(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KB) of one command."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(cmd)}\n{p.stderr.read().decode()}")
-    return wall, ru.ru_maxrss
 
 
 def main() -> None:
@@ -51,22 +41,21 @@ def main() -> None:
     with open(trace, "rb") as f:                       # warm the page cache for both
         while f.read(1 << 24):
             pass
-    tk = [sys.executable, "-m", "tracekit", "ingest", str(trace), "--data"]
+    tk = [*TK, "ingest", str(trace.resolve()), "--data"]
     gawk = ["gawk", '$1=="r" && $4==3 && $8==1 {b+=$6} END {print b}', str(trace)]
     ingest, awk, rss = [], [], []
     for _ in range(a.reps):
-        w, _ = timed(gawk)
-        awk.append(w)
+        awk.append(timed(gawk).wall_s)
         store = Path(tempfile.mkdtemp(prefix="tk-bench-"))
         try:
-            w, m = timed(tk + [str(store)])
+            p = timed(tk + [str(store)])
         finally:
             shutil.rmtree(store, ignore_errors=True)
-        ingest.append(w)
-        rss.append(m)
+        ingest.append(p.wall_s)
+        rss.append(p.rss_mb)
     ti, ta = statistics.median(ingest), statistics.median(awk)
     print(f"trace: {trace} ({size_mb:.0f} MB), {os.cpu_count()} cores, median of {a.reps}")
-    print(f"tracekit ingest: {ti:.2f} s, {size_mb / ti:.0f} MB/s, peak RSS {max(rss) / 1024:.0f} MB")
+    print(f"tracekit ingest: {ti:.2f} s, {size_mb / ti:.0f} MB/s, peak RSS {max(rss):.0f} MB")
     print(f"gawk one pass:   {ta:.2f} s, {size_mb / ta:.0f} MB/s")
     print(f"ratio ingest / gawk: {ti / ta:.2f}")
 

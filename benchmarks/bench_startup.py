@@ -21,30 +21,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PY = sys.executable
-TK = [PY, "-m", "tracekit"]
+sys.path.insert(0, str(HERE))
+from benchproc import PY, timed  # noqa: E402
+
+TK = [PY, "-m", "tracekit"]        # as the --before case is run (an interpreter, not a script)
 START, END = "<!-- bench_startup: START -->", "<!-- bench_startup: END -->"
-
-
-def timed(cmd: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS (bytes) of one whole process."""
-    err = tempfile.TemporaryFile()
-    t0 = time.perf_counter()
-    # from a neutral directory: `python -m tracekit` would import ./tracekit from a checkout
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=tempfile.gettempdir())
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        err.seek(0)
-        raise SystemExit(f"failed: {' '.join(cmd)}\n{err.read().decode(errors='replace')[-2000:]}")
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024
 
 
 def n_runs(store: Path) -> int:
@@ -65,8 +51,7 @@ def main() -> None:
         empty = Path(tmp) / "empty-store"
         # an empty store: what `tracekit ingest` creates before its first run (an empty trace
         # directory ingests nothing); made through the library, not by hand
-        subprocess.run([PY, "-c", "import sys; from tracekit.store import Store; Store(sys.argv[1], create=True)", str(empty)],
-                       check=True)
+        timed([PY, "-c", "import sys; from tracekit.store import Store; Store(sys.argv[1], create=True)", empty])
         cases: list[tuple[str, list[str]]] = [
             ("`python -c pass` (baseline)", [PY, "-c", "pass"]),
             ("`import duckdb` + `SELECT 1` (baseline)", [PY, "-c", "import duckdb; duckdb.connect().execute('select 1').fetchall()"]),
@@ -77,25 +62,25 @@ def main() -> None:
         if args.data is not None:
             runs = n_runs(args.data)
             cases += [
-                (f'`tracekit sql "SELECT 1"`, {runs} runs', [*TK, "sql", "SELECT 1", "--data", str(args.data), "--format", "csv"]),
+                (f'`tracekit sql "SELECT 1"`, {runs} runs', [*TK, "sql", "SELECT 1", "--data", str(args.data.resolve()), "--format", "csv"]),
                 (f'`tracekit sql "SELECT count(*) FROM flow_stats"`, {runs} runs',
-                 [*TK, "sql", "SELECT count(*) FROM flow_stats", "--data", str(args.data), "--format", "csv"]),
+                 [*TK, "sql", "SELECT count(*) FROM flow_stats", "--data", str(args.data.resolve()), "--format", "csv"]),
             ]
         if args.before:
-            store = str(args.data) if args.data is not None else str(empty)
+            store = str(args.data.resolve()) if args.data is not None else str(empty)
             cases.append((f'`tracekit sql "SELECT 1"`, {runs if args.data is not None else "empty store,"} runs, with `{args.before}` (before)',
                           [args.before, "-m", "tracekit", "sql", "SELECT 1", "--data", store, "--format", "csv"]))
         load0 = os.getloadavg()
         for _, cmd in cases:                      # warm the page cache and .pyc files
             timed(cmd)
-        got: dict[str, list[tuple[float, float, int]]] = {name: [] for name, _ in cases}
+        got: dict[str, list] = {name: [] for name, _ in cases}
         for _ in range(args.reps):
             for name, cmd in cases:
                 got[name].append(timed(cmd))
         load1 = os.getloadavg()
 
-    base_wall = statistics.median(w for w, _, _ in got[cases[1][0]])
-    base_cpu = statistics.median(c for _, c, _ in got[cases[1][0]])
+    base_wall = statistics.median(p.wall_s for p in got[cases[1][0]])
+    base_cpu = statistics.median(p.cpu_s for p in got[cases[1][0]])
     lines = [START, "## CLI start-up (`benchmarks/bench_startup.py`)", "",
              f"Whole processes, median of {args.reps} (round-robin), `{' '.join(['python', 'benchmarks/bench_startup.py', *sys.argv[1:]])}`; "
              f"load average {load0[0]:.1f} before, {load1[0]:.1f} after, on {os.cpu_count()} cores. "
@@ -104,7 +89,7 @@ def main() -> None:
              "| command | wall | CPU | peak RSS | wall / duckdb baseline | CPU / duckdb baseline |",
              "|---|---|---|---|---|---|"]
     for name, _ in cases:
-        ws, cs, rs = zip(*got[name])
+        ws, cs, rs = zip(*((p.wall_s, p.cpu_s, p.rss_bytes) for p in got[name]))
         w, c, r = statistics.median(ws), statistics.median(cs), statistics.median(rs)
         lines.append(f"| {name} | {w:.3f} s | {c:.3f} s | {r / 2**20:.0f} MB | {w / base_wall:.2f} | {c / base_cpu:.2f} |")
     lines += ["", END]

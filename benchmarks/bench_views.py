@@ -20,15 +20,7 @@ sys.path.insert(0, str(HERE.parent))
 from tracekit.ingest import ingest_paths  # noqa: E402
 from tracekit.query import connect  # noqa: E402
 
-# every column is fetched: a count(*) over a view lets DuckDB drop the joins it does not need
-QUERIES = {
-    "flows": "SELECT * FROM flows",
-    "flow_stats": "SELECT * FROM flow_stats",
-    "fairness": "SELECT * FROM fairness",
-    "rtt": "SELECT * FROM rtt",
-    "queue_delay": "SELECT * FROM queue_delay",
-    "throughput_series(0.1)": "SELECT * FROM throughput_series(0.1)",
-}
+from run_benchmarks import VIEW_QUERIES as QUERIES  # noqa: E402  (one list of the views, also timed there as whole processes)
 
 
 def main() -> None:

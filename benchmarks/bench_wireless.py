@@ -29,9 +29,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PY = sys.executable
-_tk_bin = Path(PY).parent / "tracekit"
-TK = [str(_tk_bin)] if _tk_bin.exists() else [PY, "-m", "tracekit"]
+sys.path.insert(0, str(HERE))
+from benchproc import TK, timed  # noqa: E402
 # MB of trace per simulated second written by wireless_bigtrace.tcl with its defaults
 MB_PER_SIM_S = {"old": 0.707, "new": 1.5625}
 
@@ -47,23 +46,11 @@ END { for (k in sent) print k, sent[k], recv[k] + 0 }
 '''
 
 
-def timed(cmd: list[str], stdout=subprocess.DEVNULL) -> dict:
-    """Wall and CPU seconds and peak RSS (MB) of one command (and its stdout if asked)."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
-    out = p.stdout.read() if stdout == subprocess.PIPE else b""
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(cmd)}\n{p.stderr.read().decode()}")
-    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024, "out": out.decode()}
-
-
-def make_trace(fmt: str, size_mb: float) -> Path:
+def make_trace(fmt: str, size_mb: float, data_dir: Path = HERE / "data") -> Path:
     dur = max(10, round(size_mb / MB_PER_SIM_S[fmt]))
-    trace = HERE / "data" / f"wireless-{fmt}-{dur}s.tr"
+    trace = data_dir / f"wireless-{fmt}-{dur}s.tr"
     if not trace.exists():
-        trace.parent.mkdir(exist_ok=True)
+        trace.parent.mkdir(parents=True, exist_ok=True)
         tmp = trace.with_suffix(".tmp")
         print(f"generating {trace} with ns-2 ({dur} simulated seconds)...", file=sys.stderr)
         t0 = time.perf_counter()
@@ -74,8 +61,8 @@ def make_trace(fmt: str, size_mb: float) -> Path:
     return trace
 
 
-def med(xs: list[dict], key: str) -> float:
-    return statistics.median(x[key] for x in xs)
+def med(xs: list, key: str) -> float:
+    return statistics.median(getattr(x, key) for x in xs)
 
 
 def bench(trace: Path, reps: int) -> dict:
@@ -87,21 +74,20 @@ def bench(trace: Path, reps: int) -> dict:
     keep = Path(tempfile.mkdtemp(prefix="tk-wl-bench-"))
     try:
         for rep in range(reps):
-            awk.append(timed(gawk, stdout=subprocess.PIPE))
+            awk.append(timed(gawk, capture=True))
             store = keep / f"store{rep}"
             ingest.append(timed([*TK, "ingest", str(trace), "--data", str(store)]))
             if rep:
                 shutil.rmtree(store)            # keep the first store for the queries
             sql.append(timed([*TK, "sql", "SELECT * FROM wireless_flow_stats", "--format", "csv",
-                              "--data", str(keep / "store0")], stdout=subprocess.PIPE))
+                              "--data", str(keep / "store0")]))
             sql1.append(timed([*TK, "sql", "SELECT 1", "--data", str(keep / "store0")]))
         # both sides compute the same thing: gawk's counts against wireless_flow_stats
         got = {}
-        for line in awk[0]["out"].splitlines():
+        for line in awk[0].out.decode().splitlines():
             src, dst, fid, s, r = line.split()
             got[(src, dst, None if fid == "-" else int(fid))] = (int(s), int(r))
-        sys.path.insert(0, str(HERE.parent))
-        from tracekit.query import connect
+        from tracekit.query import connect      # the installed tracekit (benchmarks/ is sys.path[0])
 
         con = connect(keep / "store0")
         rows = con.execute("SELECT src_node, src_port, dst_node, dst_port, fid, sent_pkts, recv_pkts "
@@ -115,16 +101,16 @@ def bench(trace: Path, reps: int) -> dict:
         agree = tk == got
     finally:
         shutil.rmtree(keep, ignore_errors=True)
-    ti, ta = med(ingest, "wall"), med(awk, "wall")
+    ti, ta = med(ingest, "wall_s"), med(awk, "wall_s")
     return {
         "trace": str(trace), "size_mb": size_mb, "lines": n_lines, "n_events": n_events, "flows": len(rows),
-        "gawk_s": ta, "gawk_cpu_s": med(awk, "cpu"), "gawk_reps": [x["wall"] for x in awk],
-        "ingest_s": ti, "ingest_cpu_s": med(ingest, "cpu"), "ingest_reps": [x["wall"] for x in ingest],
-        "ingest_rss_mb": max(x["rss_mb"] for x in ingest),
-        "ratio": ti / ta, "ratio_paired": statistics.median(i["wall"] / a["wall"] for i, a in zip(ingest, awk)),
-        "sql_flow_stats_s": med(sql, "wall"), "sql_flow_stats_reps": [x["wall"] for x in sql],
-        "sql_flow_stats_rss_mb": max(x["rss_mb"] for x in sql),
-        "sql_select1_s": med(sql1, "wall"), "flow_stats_inproc_s": inproc,
+        "gawk_s": ta, "gawk_cpu_s": med(awk, "cpu_s"), "gawk_reps": [x.wall_s for x in awk],
+        "ingest_s": ti, "ingest_cpu_s": med(ingest, "cpu_s"), "ingest_reps": [x.wall_s for x in ingest],
+        "ingest_rss_mb": max(x.rss_mb for x in ingest),
+        "ratio": ti / ta, "ratio_paired": statistics.median(i.wall_s / a.wall_s for i, a in zip(ingest, awk)),
+        "sql_flow_stats_s": med(sql, "wall_s"), "sql_flow_stats_reps": [x.wall_s for x in sql],
+        "sql_flow_stats_rss_mb": max(x.rss_mb for x in sql),
+        "sql_select1_s": med(sql1, "wall_s"), "flow_stats_inproc_s": inproc,
         "gawk_equals_flow_stats": agree,
     }
 

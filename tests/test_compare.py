@@ -15,7 +15,7 @@ import pytest
 
 from tracekit.catalogue import metric
 from tracekit.errors import TracekitError
-from tracekit.compare import NO_LOSS_NOTE, Filter, Group, betainc, judge, t_two_sided_p, welch
+from tracekit.compare import NO_LOSS_NOTE, Filter, Group, betainc, filter_condition, judge, t_two_sided_p, welch
 
 stats = pytest.importorskip("scipy.stats")
 NS = shutil.which("ns") or "/usr/bin/ns"
@@ -161,6 +161,29 @@ def test_filter_parsing():
     assert Filter.parse("name!=CBR").is_flow and not Filter.parse("variant=Reno").is_flow
     with pytest.raises(TracekitError):
         Filter.parse("variant")
+
+
+def test_filter_condition_selects_by_hand():
+    """filter_condition's SQL over three hand-made (flow, run) rows: numbers match numerically,
+    several values are alternatives, `!=` keeps a run without the label."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE f AS SELECT * FROM (VALUES (1, 'tcp', 1), (2, 'cbr', 2), (3, 'tcp', 3)) t(fid, ptype, k)")
+    con.execute("CREATE TABLE c AS SELECT * FROM (VALUES (1, 1, MAP {'rate': '2.0', 'variant': 'Reno'}), "
+                "(2, 2, MAP {'rate': '5'}), (3, 3, MAP {'variant': 'Vegas'})) t(k, seed, labels)")
+
+    def fids(text: str) -> list[int]:
+        sql = f"SELECT f.fid FROM f JOIN c USING (k) WHERE {filter_condition(Filter.parse(text))} ORDER BY 1"
+        return [r[0] for r in con.execute(sql).fetchall()]
+
+    assert fids("rate=2") == [1]                 # '2.0' is 2
+    assert fids("rate=2,5") == [1, 2]
+    assert fids("rate!=2") == [2, 3]             # run 3 has no rate: kept by !=
+    assert fids("variant=Reno") == [1]
+    assert fids("seed=3") == [3]
+    assert fids("ptype=tcp") == [1, 3] and fids("fid!=1,3") == [2]
+    assert fids("variant=it's") == []            # a quote in a value is a value, not SQL
 
 
 # ---------------------------------------------------------------------------------------

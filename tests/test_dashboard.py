@@ -591,6 +591,28 @@ def test_sidebar_names_the_routing_protocol(app):
     assert sorted(at.sidebar.multiselect(key="queues-manet").value) == ["AODV", "DSDV", "DSR"]
 
 
+def test_fairness_on_manet_names_no_pairing(app, con):
+    """A MANET run has one TCP flow among CBR flows and no pair or variant label: nothing is
+    paired, so the Fairness page shows each flow's throughput per routing protocol without
+    calling the lone TCP flow a pairing (it titled the chart "Each flow's throughput: TCP 1"
+    and drew one x category, "TCP 1"). The bars are the flows' mean throughputs over the seeds
+    (the page pins trace_format to new)."""
+    at = app("fairness", "manet")
+    (fig,) = [f["spec"] for f in charts(at) if f["spec"]["layout"]["title"]["text"].startswith("Each flow's throughput")]
+    assert fig["layout"]["title"]["text"].split("<br>")[0] == "Each flow's throughput"
+    assert fig["layout"]["xaxis"]["title"]["text"] == "Flow"
+    rep = rows_of(con, "SELECT f.name, r.labels['routing'] AS routing, avg(f.throughput_kbps) AS mean "
+                       "FROM flow_stats f JOIN runs r USING (run_id) WHERE r.scenario = 'manet' "
+                       "AND r.labels['trace_format'] = 'new' GROUP BY ALL")
+    names = {r["name"] for r in rep}
+    assert "TCP 1" in names and len(names) >= 2
+    got = {(t["name"], x): y for t in fig["data"] for x, y in zip(t["x"], arr(t["y"]))}
+    assert set(got) == {(r["routing"], r["name"]) for r in rep}
+    assert all(close(got[(r["routing"], r["name"])], r["mean"]) for r in rep)
+    table = frame(at, "flow", "queue", "metric", "mean")
+    assert "pairing" not in table.columns and set(table["flow"]) == names
+
+
 def _wireless_runs(con):
     """The new-format manet runs: the Wireless page pins trace_format to its first value, new."""
     return rows_of(con, "SELECT w.*, r.labels['routing'] AS routing, r.seed FROM wireless_run_stats w "

@@ -121,6 +121,30 @@ def test_correct_variant_is_flow_stats(wired, wireless_runs):
                 assert raw is not None and raw * fam.to_metric == pytest.approx(want, rel=1e-9), (fam.name, flow)
 
 
+@pytest.mark.parametrize("name", ["lan", "lan_nam"])
+def test_lan_drops_follow_the_overheard_rule(wild_traces, name):
+    """On a real LAN trace (`$ns newLan`, tests/tcl/wild_lan.tcl) and the nam trace of the same
+    simulation, the `d` lines of stations overhearing a delivered frame are not drops: the
+    catalogue's correct variants (dropped and delay from the `h` send onto the LAN included)
+    equal flow_stats, the dropped counts equal the plain reference's on the normal trace, and
+    lan_drops.awk (the rule in awk) agrees with tracekit."""
+    import reference_metrics as refm
+
+    variants = trace_variants(wild_traces[name])
+    ref = {f["fid"]: f for f in refm.all_metrics(wild_traces["lan"].read_text())["flow_stats"].values()}
+    flows = [f for f in variants.flows.values() if not f.members]
+    assert sorted(f.fid for f in flows) == sorted(ref) and all(ref[fid]["overheard_pkts"] > 0 for fid in ref)
+    for flow in flows:
+        assert variants.value("dropped_pkts", flow.flow_no) == ref[flow.fid]["dropped_pkts"] == flow.correct["dropped_pkts"]
+        for fam in variants.catalogue.families.values():
+            want = flow.correct[fam.metric]
+            if want is not None:
+                raw = variants.value(fam.name, flow.flow_no)
+                assert raw is not None and raw * fam.to_metric == pytest.approx(want, rel=1e-9), (fam.name, flow)
+    if name == "lan":                       # the awk script reads the normal trace format
+        check(explain_awk(AWK / "lan_drops.awk", wild_traces[name], [], variants=variants), frozenset(), "lan_drops.awk")
+
+
 def test_compressed_trace_reads_the_same(wired, tmp_path):
     trace, _, args = wired
     gz = tmp_path / "packets.tr.gz"

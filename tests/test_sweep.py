@@ -251,3 +251,31 @@ def test_experiment_seeds_can_be_overridden():
     assert sorted({s.seed for s in more}) == [4, 5, 6, 7] and len(more) == 2 * 4
     # the same configurations, only the seeds differ
     assert {s.params for s in more} == {s.params for s in base}
+
+
+@needs_ns
+def test_the_next_simulation_runs_while_the_last_one_is_ingested(tmp_path):
+    """-j 1: ns-2 of simulation k+1 starts before simulation k's packet trace is in the store
+    (its record's ingested_at), i.e. the ingest runs in the background; and everything lands."""
+    import datetime as dt
+
+    from tracekit.experiments.sweep import run_sims
+
+    starts = tmp_path / "ns-starts"
+    wrapper = tmp_path / "ns-logging"
+    wrapper.write_text(f"#!/bin/sh\ndate +%s.%N >> {starts}\nexec {NS} \"$@\"\n")
+    wrapper.chmod(0o755)
+    specs = plan_sweep("cbr-variants", [parse_grid("cbr_rate_mbps=2,4,6")], [1], {"duration": "1"})
+    data = tmp_path / "store"
+    results = run_sims(specs, data, jobs=1, ns_binary=str(wrapper))
+    assert [r.status for r in results] == ["done"] * 3
+    assert count_runs(data) == {"wired": 3, "tcpvar": 3, "queue_monitor": 3}
+    ns_start = sorted(float(x) for x in starts.read_text().split())
+    import pyarrow.parquet as pq
+
+    landed = sorted(pq.read_table(f).column("ingested_at")[0].as_py().replace(tzinfo=dt.timezone.utc).timestamp()
+                    for f in (data / "runs").glob("run_id=*/run.parquet")
+                    if pq.read_table(f).column("trace_kind")[0].as_py() == "wired")
+    assert len(ns_start) == 3 and len(landed) == 3
+    # the 2nd and 3rd ns-2 started before the 1st and 2nd packet traces were in the store
+    assert ns_start[1] < landed[0] and ns_start[2] < landed[1], (ns_start, landed)

@@ -137,6 +137,44 @@ def test_lan_real(wild, wild_traces):
     compare_run(con, ids["lan"], text, {}, window=(0.5, 1.5))
 
 
+def table_rows(out: str) -> list[dict]:
+    """The rows of the first rich table of `out` (unwrapped: stdout is not a terminal and
+    $COLUMNS is unset), as {header: cell text}."""
+    lines = out.splitlines()
+    h = next(i for i, ln in enumerate(lines) if "run_id" in ln)
+    header = [c.strip() for c in lines[h].strip("┃").split("┃")]
+    body = []
+    for ln in lines[h + 2:]:
+        if not ln.startswith("│"):
+            break
+        body.append(dict(zip(header, (c.strip() for c in ln.strip("│").split("│")))))
+    return body
+
+
+def test_metrics_table_shows_overheard_on_lan_runs(wild_traces, tmp_path, tracekit_inproc, monkeypatch):
+    """`tracekit metrics`' table has an overheard_pkts column, after dropped_pkts, when a
+    listed flow has overheard packets (values from the plain reference on the real LAN run),
+    and none when no listed flow has any (an all-zero column would only take room)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    data = tmp_path / "store"
+    lan = ingest(data, wild_traces["lan"])
+    lost = tmp_path / "lost.tr"
+    lost.write_text("\n".join(ln for ln in MIN_LAN.splitlines() if not ln.startswith("r ")) + "\n")
+    no_overheard = ingest(data, lost)
+    exp = {f["fid"]: f for f in refm.all_metrics(wild_traces["lan"].read_text())["flow_stats"].values()}
+    p = tracekit_inproc("metrics", "--run", lan, data=data)
+    assert p.returncode == 0, p.stderr
+    got = table_rows(p.stdout)
+    assert list(got[0])[8:10] == ["dropped_pkts", "overheard_pkts"]
+    assert {int(r["fid"]): (int(r["dropped_pkts"]), int(r["overheard_pkts"])) for r in got} == \
+        {fid: (f["dropped_pkts"], f["overheard_pkts"]) for fid, f in exp.items()}
+    assert min(f["overheard_pkts"] for f in exp.values()) > 0
+    p = tracekit_inproc("metrics", "--run", no_overheard, data=data)
+    assert p.returncode == 0, p.stderr
+    (row,) = table_rows(p.stdout)
+    assert row["dropped_pkts"] == "4" and "overheard_pkts" not in row
+
+
 # ---------------------------------------------------------------------------------------
 # 4. routing packets of a type outside the known list
 

@@ -366,6 +366,8 @@ def sql(
 
 # flow_stats columns the table format shows besides the catalogued flow metrics (which flow it is)
 FLOW_KEY_COLUMNS = ("run_id", "fid", "name", "ptype", "src_node", "dst_node", "sent_pkts", "recv_pkts", "dropped_pkts")
+# shown after dropped_pkts only when a listed flow has some (LAN traces); elsewhere an all-zero column
+FLOW_OVERHEARD_COLUMN = "overheard_pkts"
 
 
 @app.command()
@@ -426,7 +428,10 @@ def metrics(
     if not all_columns:
         from .catalogue import metrics as catalogue
 
-        shown = FLOW_KEY_COLUMNS + tuple(m.source_column for m in catalogue("flow").values() if m.source_view == "flow_stats")
+        key: tuple[str, ...] = FLOW_KEY_COLUMNS
+        if FLOW_OVERHEARD_COLUMN in cols and any(r[cols.index(FLOW_OVERHEARD_COLUMN)] for r in rows):
+            key += (FLOW_OVERHEARD_COLUMN,)
+        shown = key + tuple(m.source_column for m in catalogue("flow").values() if m.source_view == "flow_stats")
         idx = [cols.index(c) for c in shown if c in cols]
         cols, rows = [cols[i] for i in idx], [tuple(r[i] for i in idx) for r in rows]
     print_rows(cols, rows, "table", title=f"flow_stats ({n} run{'s' if n != 1 else ''})")

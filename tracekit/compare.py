@@ -325,7 +325,10 @@ def _key_expr(key: str) -> str:
     return f"CAST(f.{key} AS VARCHAR)" if key in FLOW_KEYS else _run_expr(key)
 
 
-def _cond(flt: Filter) -> str:
+def filter_condition(flt: Filter) -> str:
+    """The SQL condition a filter stands for, over `f` (a flow_stats row; for a flow key) and
+    `c` (the run's run_configs row with its labels; for a run key or label). A label the run
+    does not have matches no value (so a `!=` filter keeps the run)."""
     x = _key_expr(flt.key)
     ors = " OR ".join(f"{x} = {_lit(v)} OR TRY_CAST({x} AS DOUBLE) = TRY_CAST({_lit(v)} AS DOUBLE)"
                       for v in flt.values)
@@ -377,7 +380,7 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
     if "name" in (factor, *per) and any(m.level == "run" for m in mets):
         raise TracekitError("grouping by name (flow name) needs flow-level metrics: "
                             + ", ".join(m.name for m in mets if m.level == "run") + " are per run")
-    run_conds = [_cond(f) for f in where if not f.is_flow]
+    run_conds = [filter_condition(f) for f in where if not f.is_flow]
     run_conds.insert(0, f"c.scenario = {_lit(scenario)}")
     if run_ids is not None:
         run_conds.append("list_contains(?, c.run_id)")
@@ -400,10 +403,10 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
 
     flow_filters = [f for f in where if f.is_flow]
     if not any(m.level == "flow" for m in mets):
-        flow_cond, flow_text = (" AND ".join(_cond(f) for f in flow_filters) or "f.ptype = 'tcp'",
+        flow_cond, flow_text = (" AND ".join(filter_condition(f) for f in flow_filters) or "f.ptype = 'tcp'",
                                 "none (per-run metrics)")
     elif flow_filters:
-        flow_cond, flow_text = " AND ".join(_cond(f) for f in flow_filters), " and ".join(map(str, flow_filters))
+        flow_cond, flow_text = " AND ".join(filter_condition(f) for f in flow_filters), " and ".join(map(str, flow_filters))
     else:
         n_tcp = con.execute(f"SELECT count(*) FROM flow_stats f JOIN ({sel_runs}) s USING (run_id) "
                             "WHERE f.ptype = 'tcp'", params).fetchone()[0]

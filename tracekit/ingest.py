@@ -241,33 +241,10 @@ def _relabel(store: Store, run_id: str, labels: dict[str, str], flow_labels: dic
 
 
 def _runs_of_sim(store: Store, sim_id: str, kind: str) -> list[tuple[str, int]]:
-    """(run_id, n_events) of the runs of kind `kind` labelled sim_id=`sim_id`. One DuckDB
-    scan of the run records (0.3 ms a run; pyarrow file by file takes 5 ms); if a damaged
-    record spoils the scan, file by file, passing over the records that cannot be read
-    (tracekit verify reports them)."""
-    if not store.run_ids():
-        return []
-    try:
-        import duckdb
-
-        pattern = str(store.runs_dir / "run_id=*" / "run.parquet")
-        rows = duckdb.connect().execute(
-            "SELECT regexp_extract(filename, 'run_id=([^/]+)/run.parquet$', 1), n_events "
-            "FROM read_parquet(?, filename=true, union_by_name=true) WHERE trace_kind = ? AND "
-            "list_contains(list_transform(list_filter(labels, lambda l: l.key = 'sim_id'), lambda l: l.value), ?)",
-            [pattern, kind, sim_id]).fetchall()
-        return [(r, int(n)) for r, n in rows]
-    except Exception:
-        pass
-    out = []
-    for rid in store.run_ids():
-        try:
-            rec = pq.read_table(store.run_dir(rid) / "run.parquet", columns=["trace_kind", "n_events", "labels"]).to_pylist()[0]
-        except Exception:
-            continue
-        if rec["trace_kind"] == kind and any(d["key"] == "sim_id" and d["value"] == sim_id for d in rec["labels"] or []):
-            out.append((rid, rec["n_events"]))
-    return out
+    """(run_id, n_events) of the runs of kind `kind` labelled sim_id=`sim_id`: a look-up in
+    the store's index of simulations (Store.sim_runs: one file read and the run's record,
+    whatever the number of runs), called under the simulation's claim."""
+    return store.sim_runs(sim_id, kind)
 
 
 class _TimeCheck:
@@ -494,6 +471,9 @@ def ingest_file(
                         "(a cut-off or re-run copy?) would count twice as a replication; remove one "
                         f"(tracekit rm {other}), or ingest this one with another --label sim_id=..."
                     )
+                # in the index before the commit (an entry whose run is not there does not count;
+                # a run without its entry would): added, or already there (relabelled below)
+                store.note_sim_run(sim_id, kind, run_id)
                 added = store.commit(staging, run_id)
         else:
             added = store.commit(staging, run_id)

@@ -40,7 +40,7 @@ from typing import Any, Callable, Sequence
 
 from . import __version__
 from .catalogue import Metric, metric as catalogue_metric
-from .compare import ALPHA, Comparison, Filter, Group, Verdict, _cond, compare, fmt_value, natural_key
+from .compare import ALPHA, Comparison, Filter, Group, Verdict, compare, filter_condition, fmt_value, natural_key
 from .errors import TracekitError
 from .parsers import PACKET_KINDS_SQL
 
@@ -192,7 +192,7 @@ class RunRow:
 def selected_runs(con, where: Sequence[Filter], run_ids: Sequence[str] | None = None) -> list[RunRow]:
     """The runs with a seed (one per simulation) of the packet-trace kinds that pass the run
     filters of `where` (and are among run_ids, when given)."""
-    conds = [_cond(f) for f in where if not f.is_flow]
+    conds = [filter_condition(f) for f in where if not f.is_flow]
     params: list = []
     if run_ids is not None:
         conds.append("list_contains(?, c.run_id)")
@@ -645,7 +645,7 @@ def _flow_condition(con, where: Sequence[Filter], run_ids: list[str]) -> tuple[s
     filters, else the TCP flows when there are any, else every flow)."""
     flt = [f for f in where if f.is_flow]
     if flt:
-        return " AND ".join(_cond(f) for f in flt), " and ".join(map(str, flt))
+        return " AND ".join(filter_condition(f) for f in flt), " and ".join(map(str, flt))
     n_tcp = con.execute("SELECT count(*) FROM all_flows WHERE ptype = 'tcp' AND list_contains(?, run_id)", [run_ids]).fetchone()[0]
     return ("f.ptype = 'tcp'", "the TCP flows (ptype=tcp)") if n_tcp else ("TRUE", "every flow")
 

@@ -7,6 +7,8 @@ Layout under the data directory:
     .staging/<pid>-<random>/            a run being written; renamed into runs/ when complete
     .staging/<pid>-<random>.lock        flock'ed by its writer for the staging directory's life
     .locks/                             short-lived locks (label re-writes, one run per simulation)
+    .sims/<xx>/<sha256(sim_id)>-<kind>  which run holds simulation sim_id's trace of that kind: an
+                                        index, rebuilt from the run records if missing (sim_runs)
 
 A run directory appears by one `rename`, so readers never see half a run, a failed ingest
 leaves nothing, and concurrent ingests of different traces never touch the same file. Two
@@ -31,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -47,6 +50,8 @@ from .columns import SCHEMA_VERSION
 
 STORE_FILE = "tracekit-store.json"
 LOCKS_DIR = ".locks"
+SIMS_DIR = ".sims"
+SIMS_COMPLETE = "complete"     # in SIMS_DIR: every run with a sim_id label has its entry
 LEASE_S = 120.0          # a lock file of another machine untouched this long: its writer is dead
 HEARTBEAT_S = 15.0       # how often a writer touches the lock files it holds
 
@@ -237,6 +242,94 @@ class Store:
                         os.close(fd)                # alive (its lease runs): lock file kept
             elif p.is_dir() and f"{p.name}.lock" not in names and not p.with_name(f"{p.name}.lock").exists():
                 shutil.rmtree(p, ignore_errors=True)
+
+    # -- one run per (simulation, trace kind): the index ---------------------------------
+    # .sims/ holds one small file per (sim_id, trace kind), naming the run that holds it. It
+    # is written under the simulation's claim (ingest: check, commit, note), so a look-up is
+    # one open(2) instead of a scan of every run record; an entry is a hint, checked against
+    # the run's own record (a run removed or relabelled since is not counted). A store made
+    # before the index gets it once, from one scan of the run records (_build_sim_index).
+    def _sim_entry(self, sim_id: str, kind: str) -> Path:
+        h = hashlib.sha256(sim_id.encode()).hexdigest()
+        return self.root / SIMS_DIR / h[:2] / f"{h}-{kind}"
+
+    def sim_runs(self, sim_id: str, kind: str) -> list[tuple[str, int]]:
+        """(run_id, n_events) of the whole-record runs of trace kind `kind` labelled
+        sim_id=`sim_id` (at most one, when every writer keeps the index: call it under the
+        simulation's claim). A run whose record cannot be read is passed over."""
+        if not (self.root / SIMS_DIR / SIMS_COMPLETE).exists():
+            self._build_sim_index()
+        try:
+            rec = json.loads(self._sim_entry(sim_id, kind).read_text())
+            run_id = str(rec["run_id"])
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError, KeyError, TypeError):
+            return self._scan_sim_runs(sim_id, kind)     # an unreadable entry: the slow, sure way
+        if rec.get("sim_id") != sim_id or "/" in run_id or run_id in ("", ".", ".."):
+            return self._scan_sim_runs(sim_id, kind)
+        got = _run_sim_record(self.run_dir(run_id) / "run.parquet")
+        if got is not None and got[0] == kind and got[2] == sim_id:
+            return [(run_id, got[1])]
+        return []
+
+    def note_sim_run(self, sim_id: str, kind: str, run_id: str) -> None:
+        """Record that run `run_id` holds simulation `sim_id`'s trace of kind `kind` (under the
+        simulation's claim, after its commit). Written by one rename."""
+        f = self._sim_entry(sim_id, kind)
+        tmp = f.with_name(f".{f.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+        try:
+            f.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps({"sim_id": sim_id, "kind": kind, "run_id": run_id}) + "\n")
+            os.replace(tmp, f)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise store_write_error(self.root, e) from None
+
+    def _sim_labelled_runs(self) -> list[tuple[str, str, int, str]]:
+        """(run_id, trace_kind, n_events, sim_id) of every run labelled with a sim_id: one
+        DuckDB scan of the run records (about 0.3 ms a run), or, if a damaged record spoils
+        it, file by file, passing over the records that cannot be read."""
+        ids = self.run_ids()
+        if not ids:
+            return []
+        try:
+            import duckdb
+
+            pattern = str(self.runs_dir / "run_id=*" / "run.parquet")
+            rows = duckdb.connect().execute(
+                "SELECT regexp_extract(filename, 'run_id=([^/]+)/run.parquet$', 1), trace_kind, n_events, s FROM "
+                "(SELECT filename, trace_kind, n_events, unnest(list_transform(list_filter(labels, lambda l: "
+                "l.key = 'sim_id'), lambda l: l.value)) AS s FROM read_parquet(?, filename=true, union_by_name=true))",
+                [pattern]).fetchall()
+            return [(r, k, int(n), s) for r, k, n, s in rows]
+        except Exception:
+            pass
+        out = []
+        for rid in ids:
+            got = _run_sim_record(self.run_dir(rid) / "run.parquet")
+            if got is not None and got[2] is not None:
+                out.append((rid, got[0], got[1], got[2]))
+        return out
+
+    def _scan_sim_runs(self, sim_id: str, kind: str) -> list[tuple[str, int]]:
+        return [(r, n) for r, k, n, s in self._sim_labelled_runs() if k == kind and s == sim_id]
+
+    def _build_sim_index(self) -> None:
+        """Index every run with a sim_id label (a store from before the index, or whose
+        .sims/ was removed), once, under a claim: no sim_id run is committed meanwhile by
+        this code, which builds the index first (sim_runs) under the simulation's claim."""
+        with self.claim("sims-index"):
+            if (self.root / SIMS_DIR / SIMS_COMPLETE).exists():
+                return
+            for run_id, kind, _n, sim_id in sorted(self._sim_labelled_runs()):
+                self.note_sim_run(sim_id, kind, run_id)
+            done = self.root / SIMS_DIR / SIMS_COMPLETE
+            try:
+                done.parent.mkdir(parents=True, exist_ok=True)
+                done.write_text("every run with a sim_id label has its entry here\n")
+            except OSError as e:
+                raise store_write_error(self.root, e) from None
 
     # -- short-lived locks ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -486,8 +579,20 @@ def _release(path: Path, fd: int) -> None:
     os.close(fd)
 
 
+def _run_sim_record(f: Path) -> tuple[str, int, str | None] | None:
+    """(trace_kind, n_events, sim_id label or None) of one run record; None if unreadable."""
+    try:
+        import pyarrow.parquet as pq
+
+        rec = pq.read_table(f, columns=["trace_kind", "n_events", "labels"]).to_pylist()[0]
+        sim = [d["value"] for d in rec["labels"] or [] if d["key"] == "sim_id"]
+        return str(rec["trace_kind"]), int(rec["n_events"]), (sim[0] if sim else None)
+    except Exception:
+        return None
+
+
 def _part_of_new_store(p: Path) -> bool:
     """An entry that Store._create makes (another process may be half-way through it)."""
-    if p.name in (".staging", LOCKS_DIR, STORE_FILE) or p.name.startswith(f".{STORE_FILE}."):
+    if p.name in (".staging", LOCKS_DIR, SIMS_DIR, STORE_FILE) or p.name.startswith(f".{STORE_FILE}."):
         return True
     return p.name == "runs" and p.is_dir() and not any(p.iterdir())

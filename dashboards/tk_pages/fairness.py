@@ -25,6 +25,15 @@ if splitters:
     st.warning(f"replication_stats splits seeds into separate configurations (labels {', '.join(splitters)}): "
                "points below are single runs without confidence intervals.")
 rows = rows.rename(columns={"setup": "pairing"})
+# a pairing is what the TCP flows of a run are: its pair or variant label, else the names of its
+# TCP flows. A run with no such label and fewer than two TCP flows (a MANET run: one TCP flow
+# among CBR flows) pairs nothing: its flows are shown without a pairing.
+_fs = sel.store.flow_stats()
+_n_tcp = _fs[_fs["run_id"].isin(sel.run_ids) & (_fs["ptype"] == "tcp")].groupby("run_id").size()
+paired = bool((_n_tcp >= 2).any()) or any(
+    k in sel.wired.columns and sel.wired[k].map(lambda v: isinstance(v, str)).any() for k in ("pair", "variant"))
+if not paired:
+    rows["pairing"] = ""
 rows["x"] = dd.as_number(rows[xk]) if xk else rows["pairing"]
 rows["queue"] = rows["queue_type"].fillna("")
 x_title = dd.param_axis(sel.scenario, xk) if xk else "Pairing"
@@ -36,13 +45,13 @@ tp = rows[(rows["metric"] == "throughput_kbps") & rows["mean"].notna()].sort_val
 if tp.empty:
     st.info("No throughput for the selected flows.")
 else:
-    tp = tp.assign(flow=tp["label"] + (" · " + tp["queue"] if multi_q else ""))
+    tp = tp.assign(flow=tp["label"])    # the queue (or routing), if several, is the dash or pattern
     tp = ui.ci_columns(tp, catalogue.metric("throughput_kbps"))
     pairings = dd.natural_sorted(tp["pairing"])
     hover = {"n_runs": True, "config": True, "ci_low": ":.4g", "ci_high": ":.4g", "ci_plus": False, "ci_minus": False}
     labels = {"x": x_title, "mean": "Throughput (kbit/s)", "flow": "Flow", "pairing": "Pairing",
               "ci_low": "95% CI from", "ci_high": "95% CI to", "queue": sel.series_title}
-    title = "Each flow's throughput" + (f": {pairings[0]}" if len(pairings) == 1 else
+    title = "Each flow's throughput" + ("" if not paired else f": {pairings[0]}" if len(pairings) == 1 else
                                         f" in each of the {len(pairings)} pairings")
     if xk:
         fig = px.line(tp, x="x", y="mean", color="flow", error_y="ci_plus", error_y_minus="ci_minus", markers=True,
@@ -50,11 +59,16 @@ else:
                       color_discrete_map=ui.colour_map(tp["flow"]), hover_data=hover, labels=labels, title=title)
         fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
         fig.update_traces(mode=mode)
-    else:   # no swept parameter: the pairings on the x axis, each flow a bar
+    elif paired:   # no swept parameter: the pairings on the x axis, each flow a bar
         fig = px.bar(tp, x="pairing", y="mean", color="flow", error_y="ci_plus", error_y_minus="ci_minus",
                      barmode="group", pattern_shape="queue" if multi_q else None,
                      color_discrete_map=ui.colour_map(tp["flow"]), hover_data=hover, labels=labels, title=title,
                      category_orders={"pairing": pairings})
+    else:   # nothing paired, nothing swept: the flows on the x axis, a bar per queue (or routing)
+        colour = "queue" if multi_q else "flow"
+        fig = px.bar(tp, x="flow", y="mean", color=colour, error_y="ci_plus", error_y_minus="ci_minus",
+                     barmode="group", color_discrete_map=ui.colour_map(tp[colour]), hover_data=hover,
+                     labels=labels, title=title, category_orders={"flow": dd.natural_sorted(tp["flow"])})
     ui.chart(fig, "fairness-throughput", key="fair-throughput",
              height=400 if not facet else 320 * ((tp["pairing"].nunique() + 1) // 2),
              context=ui.condition(sel, pinned, ui.ci_note(tp["n_runs"], catalogue.metric("throughput_kbps"))
@@ -91,6 +105,7 @@ if "pair" in sel.varying:
                 per_title=xk)
 
 cols = ["pairing", "label", "queue", "x", "metric", "mean", "ci95_half_width", "n_runs", "seeds", "config"]
+cols = [c for c in cols if (c != "pairing" or paired) and (c != "x" or xk)]
 show = rows[rows["metric"].isin(["throughput_kbps", "jain_index"]) & rows["mean"].notna()][cols].rename(
     columns={"label": "flow", "x": xk or "x"})
 ui.table(show, "fairness", key="fair-table")

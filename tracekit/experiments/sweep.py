@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -181,35 +181,69 @@ def split_done(specs: list[SimSpec], data_dir: str | os.PathLike, resume: bool) 
     return todo, [SimResult(s, "skipped") for s in unique if s.sim_id in done]
 
 
-def run_one(spec: SimSpec, data_dir: str | os.PathLike, keep_traces: bool = True, ns_binary: str = "ns",
-            timeout_s: float | None = None) -> SimResult:
-    """Run one simulation with ns-2 and ingest every trace it wrote."""
-    from ..ingest import ingest_file
+@dataclass
+class _Staged:
+    """A simulation whose ns-2 run is over: its traces in `work` (a staging directory of
+    the store, removed with store.discard), waiting to be ingested."""
+    spec: SimSpec
+    store: Store
+    work: Any
+    ns_s: float
+    spent_s: float          # time spent on it so far (ns-2 and staging), not waiting
 
+
+def _simulate(spec: SimSpec, data_dir: str | os.PathLike, ns_binary: str = "ns",
+              timeout_s: float | None = None) -> _Staged | SimResult:
+    """Run one simulation with ns-2 into a staging directory: what is left to ingest, or a
+    'failed' result (the staging directory then removed)."""
     t0 = time.perf_counter()
     store = Store(data_dir, create=True)
     work = store.new_staging(tag=f"sim-{spec.sim_id}")
     try:
-        try:
-            t_ns = time.perf_counter()
-            run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, work, ns_binary=ns_binary, timeout_s=timeout_s)
-            ns_s = time.perf_counter() - t_ns
-        except NsNotFoundError as e:
-            raise TracekitError(str(e)) from None
-        except (ScenarioRunError, ValueError) as e:
-            return SimResult(spec, "failed", seconds=time.perf_counter() - t0, error=str(e))
-        labels = {"sim_id": spec.sim_id}
+        t_ns = time.perf_counter()
+        run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, work, ns_binary=ns_binary, timeout_s=timeout_s)
+        ns_s = time.perf_counter() - t_ns
+    except NsNotFoundError as e:
+        store.discard(work)
+        raise TracekitError(str(e)) from None
+    except (ScenarioRunError, ValueError) as e:
+        store.discard(work)
+        return SimResult(spec, "failed", seconds=time.perf_counter() - t0, error=str(e))
+    except BaseException:
+        store.discard(work)
+        raise
+    return _Staged(spec, store, work, ns_s, time.perf_counter() - t0)
+
+
+def _ingest_staged(st: _Staged, keep_traces: bool = True) -> SimResult:
+    """Ingest every trace a simulation wrote (the packet trace last), then remove them."""
+    from ..ingest import ingest_file
+
+    t0 = time.perf_counter()
+    try:
+        labels = {"sim_id": st.spec.sim_id}
         run_ids = []
         for name in _INGEST_ORDER:
-            f = work / name
+            f = st.work / name
             if f.exists():
-                r = ingest_file(store, f, labels=labels, keep_trace=keep_traces,
-                                source_name=f"tracekit run {spec.describe()}: {name}")
+                r = ingest_file(st.store, f, labels=labels, keep_trace=keep_traces,
+                                source_name=f"tracekit run {st.spec.describe()}: {name}")
                 if r.run_id is not None:
                     run_ids.append(r.run_id)
-        return SimResult(spec, "done", run_ids, time.perf_counter() - t0, ns_s)
     finally:
-        store.discard(work)
+        st.store.discard(st.work)
+    return SimResult(st.spec, "done", run_ids, st.spent_s + time.perf_counter() - t0, st.ns_s)
+
+
+def _import_ingest() -> None:
+    from .. import ingest  # noqa: F401  (polars, pyarrow: half a second of imports)
+
+
+def run_one(spec: SimSpec, data_dir: str | os.PathLike, keep_traces: bool = True, ns_binary: str = "ns",
+            timeout_s: float | None = None) -> SimResult:
+    """Run one simulation with ns-2 and ingest every trace it wrote."""
+    st = _simulate(spec, data_dir, ns_binary, timeout_s)
+    return st if isinstance(st, SimResult) else _ingest_staged(st, keep_traces)
 
 
 def run_sims(
@@ -222,8 +256,10 @@ def run_sims(
     on_result: Callable[[SimResult], None] | None = None,
     ns_binary: str = "ns",
 ) -> list[SimResult]:
-    """Run every spec not already in the store, `jobs` at a time (default: all cores).
-    A failed simulation is reported in its result and does not stop the others."""
+    """Run every spec not already in the store, `jobs` ns-2 processes at a time (default: all
+    cores). A simulation's traces are ingested in the background while the next simulations
+    run (at most `jobs` simulations wait for or are in their ingest, so ns-2 never runs far
+    ahead of it). A failed simulation is reported in its result and does not stop the others."""
     try:
         find_ns(ns_binary)
     except NsNotFoundError as e:
@@ -233,25 +269,46 @@ def run_sims(
     if on_start:
         on_start(len(todo), len(results))
     jobs = max(1, jobs or os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-sim") as pool:
-        pending = set()
-        it = iter(todo)
+    it = iter(todo)
+    sims: set[Future] = set()                   # ns-2 running
+    ingests: dict[Future, _Staged] = {}         # ingest queued or running
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-sim") as sim_pool, \
+            ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-ingest") as ingest_pool:
+        if todo:
+            ingest_pool.submit(_import_ingest)     # while the first simulations run, not after
         try:
-            for spec in itertools.islice(it, jobs):
-                pending.add(pool.submit(run_one, spec, data_dir, keep_traces, ns_binary))
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            exhausted = False
+            while True:
+                # start simulations while a slot is free and the ingest backlog is short
+                while not exhausted and len(sims) < jobs and len(sims) + len(ingests) < 2 * jobs:
+                    nxt = next(it, None)
+                    if nxt is None:
+                        exhausted = True
+                        break
+                    sims.add(sim_pool.submit(_simulate, nxt, data_dir, ns_binary))
+                if not sims and not ingests:
+                    break
+                finished, _ = wait(sims | set(ingests), return_when=FIRST_COMPLETED)
                 for fut in finished:
-                    r = fut.result()
+                    if fut in sims:
+                        sims.discard(fut)
+                        out = fut.result()
+                        if isinstance(out, _Staged):
+                            ingests[ingest_pool.submit(_ingest_staged, out, keep_traces)] = out
+                            continue
+                        r = out
+                    else:
+                        ingests.pop(fut)
+                        r = fut.result()
                     results.append(r)
                     if on_result:
                         on_result(r)
-                    nxt = next(it, None)
-                    if nxt is not None:
-                        pending.add(pool.submit(run_one, nxt, data_dir, keep_traces, ns_binary))
         except BaseException:
-            for f in pending:
+            for f in sims:
                 f.cancel()
+            for f, st in ingests.items():
+                if f.cancel():                  # never started: its traces go now
+                    st.store.discard(st.work)
             kill_children()     # the running simulations end now, not when ns-2 is done
             raise
     return results

@@ -1,0 +1,82 @@
+"""The one process timer of the benchmarks: a command as a whole process, its wall time, CPU
+time (user + system, its children included) and peak RSS (os.wait4).
+
+Every command runs from a neutral, empty working directory, with every Path argument
+resolved first: `python -m tracekit` (or `python -c "import tracekit"`) started inside a
+checkout imports that checkout's tracekit/, not the installation being measured.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import NamedTuple, Sequence, Union
+
+PY = sys.executable
+_TK_BIN = Path(PY).parent / "tracekit"
+# the installed console script when there is one (its start-up is what users get)
+TK: list[str] = [str(_TK_BIN)] if _TK_BIN.exists() else [PY, "-m", "tracekit"]
+
+_NEUTRAL: list[str] = []
+
+
+def neutral_cwd() -> str:
+    """An empty directory of our own (made once, removed at exit)."""
+    if not _NEUTRAL:
+        d = tempfile.mkdtemp(prefix="tk-bench-cwd-")
+        _NEUTRAL.append(d)
+        atexit.register(shutil.rmtree, d, True)
+    return _NEUTRAL[0]
+
+
+class Failed(RuntimeError):
+    pass
+
+
+class Proc(NamedTuple):
+    wall_s: float
+    cpu_s: float
+    rss_bytes: int
+    out: bytes          # stdout, when asked for with capture=True
+
+    @property
+    def rss_mb(self) -> float:
+        return self.rss_bytes / 2**20
+
+
+Arg = Union[str, os.PathLike]
+
+
+def timed(cmd: Sequence[Arg], stdout: Arg | None = None, capture: bool = False, env: dict | None = None) -> Proc:
+    """Run `cmd` (Path arguments resolved) from neutral_cwd(); raise Failed with the end of
+    its stderr if it fails. stdout: a file to write it to; capture: return it in Proc.out;
+    else it is discarded."""
+    args = [str(Path(a).resolve()) if isinstance(a, os.PathLike) else str(a) for a in cmd]
+    out_f = open(Path(stdout).resolve(), "wb") if stdout is not None else None
+    sink = out_f if out_f is not None else (subprocess.PIPE if capture else subprocess.DEVNULL)
+    err = tempfile.TemporaryFile()
+    try:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(args, stdout=sink, stderr=err, env=env, cwd=neutral_cwd())
+        out = p.stdout.read() if capture and p.stdout is not None else b""
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        code = os.waitstatus_to_exitcode(status)
+        if p.stdout is not None:
+            p.stdout.close()
+        p.returncode = code             # reaped by wait4: Popen must not wait for it again
+    finally:
+        if out_f is not None:
+            out_f.close()
+    if code != 0:
+        err.seek(0)
+        msg = err.read().decode(errors="replace")[-2000:]
+        err.close()
+        raise Failed(f"failed ({code}): {' '.join(args)}\n{msg}")
+    err.close()
+    return Proc(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, out)
