@@ -15,14 +15,14 @@ import pytest
 
 from tracekit.columns import RAW_COLUMNS
 from tracekit.query import close, connect, sql_dir
-from tracekit.schema import RUNS, TABLES, duck_type
+from tracekit.schema import FACTS, RUNS, TABLES, duck_type
 
 HEAVY = ("polars", "pyarrow", "numpy", "pandas", "pydantic")
 
 
 def test_columns_are_the_arrow_schemas_in_duckdb_types():
-    assert list(RAW_COLUMNS) == ["runs", *TABLES]
-    for name, schema in [("runs", RUNS), *TABLES.items()]:
+    assert list(RAW_COLUMNS) == ["runs", *TABLES, *FACTS]
+    for name, schema in [("runs", RUNS), *TABLES.items(), *FACTS.items()]:
         assert RAW_COLUMNS[name] == tuple((f.name, duck_type(f.type)) for f in schema), name
 
 

@@ -178,11 +178,17 @@ def test_cut_events_part_skips_that_run(store, _sweep_store, tracekit_cli):
     _one_warning(p, bad, part.name)
 
 
-def test_corrupt_data_page_is_one_line_and_verify_deep_names_it(store, tracekit_cli):
+# the metrics read a run's stored packets (tracekit.materialise), or its events when it has
+# none (a run ingested before they were stored): a damaged part of either
+@pytest.mark.parametrize("table", ["events", "packet_facts"])
+def test_corrupt_data_page_is_one_line_and_verify_deep_names_it(store, tracekit_cli, table):
     """Bytes overwritten inside a part, its footer whole: no cheap check sees it, so a query
     that decodes the page fails with one line, and verify --deep finds the run."""
     bad = _wired(store)[0]
-    part = sorted((store / "runs" / f"run_id={bad}").glob("events-*.parquet"))[0]
+    if table == "events":
+        for p in (store / "runs" / f"run_id={bad}").glob("*_facts-*.parquet"):
+            p.unlink()
+    part = sorted((store / "runs" / f"run_id={bad}").glob(f"{table}-*.parquet"))[0]
     size = part.stat().st_size
     with open(part, "r+b") as fh:
         fh.seek(size // 4)

@@ -161,5 +161,42 @@ RAW_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 
+# the stored facts: per packet-trace run, the label-free rows of the sql/ views
+# <table>_from_events, written at ingest (tracekit.materialise) so that the metric views read
+# them instead of computing them from the events; a run without them (ingested before they
+# existed, or under another definition) gets them computed (sql/intermediate/<table>.sql).
+# Nothing else is stored in them, so a store without them is still of this schema version.
+FACT_TABLES: tuple[str, ...] = ("flow_facts", "packet_facts")
+RAW_COLUMNS["flow_facts"] = (
+    ("trace_kind", "VARCHAR"),
+    ("fid", "INTEGER"),
+    ("src_node", "INTEGER"),
+    ("src_port", "INTEGER"),
+    ("dst_node", "INTEGER"),
+    ("dst_port", "INTEGER"),
+    ("ptype", "VARCHAR"),
+    ("fulltcp", "BOOLEAN"),
+    ("syn_seen", "BOOLEAN"),
+    ("seq0_seen", "BOOLEAN"),
+)
+RAW_COLUMNS["packet_facts"] = (
+    ("trace_kind", "VARCHAR"),
+    ("fid", "INTEGER"),
+    ("src_node", "INTEGER"),
+    ("src_port", "INTEGER"),
+    ("dst_node", "INTEGER"),
+    ("dst_port", "INTEGER"),
+    ("pkt_id", "BIGINT"),
+    ("ptype", "VARCHAR"),
+    ("seq", "BIGINT"),
+    ("size", "INTEGER"),
+    ("t_sent", "DOUBLE"),
+    ("t_recv", "DOUBLE"),
+    ("recv_line", "BIGINT"),
+    ("rx_bytes", "BIGINT"),
+    ("drops", "BIGINT"),
+    ("overheard", "BIGINT"),
+)
+
 # the per-run tables (every table but the run record)
 TABLE_NAMES: tuple[str, ...] = tuple(t for t in RAW_COLUMNS if t != "runs")

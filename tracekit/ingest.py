@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .detect import detect_kind
+from .materialise import materialise_run
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
 from .parsers import FORMATS, TraceFormat, get_parser, lines_at
 from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
@@ -502,6 +503,7 @@ def ingest_file(
             "schema_version": SCHEMA_VERSION,
         }
         pq.write_table(_record_table(record), staging / "run.parquet")
+        materialise_run(store, staging, run_id, kind)   # the run's flow and packet facts, for the views
         result.run_id = run_id
         result.size_bytes = src.size_bytes
         sim_id = all_labels.get("sim_id")

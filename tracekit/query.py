@@ -17,109 +17,19 @@ import tempfile
 import threading
 import weakref
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 from pathlib import Path
 
 import duckdb
 
 from .catalogue import create_catalogue_table
-from .columns import RAW_COLUMNS, TABLE_NAMES
+from .columns import FACT_TABLES, RAW_COLUMNS
 from .errors import TracekitError
+from .sqlfiles import (BASE_NAMES, COMPUTED_VIEWS, HIER_TABLES, LAYERS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql, definition_hash,
+                       fact_part_name, needed_names, sql_dir, sql_files)
 from .store import Store
 
-LAYERS = ("macros", "staging", "intermediate", "metrics")
-# names the Python side defines before any sql/ file: the raw tables and the catalogue
-# raw_hier_<table>: the same table, only the files of runs with hierarchical addresses (those
-# with node_addrs parts, trace_kind 'hier'): their views cost nothing in a store without any
-HIER_TABLES = ("events", "wireless_events")
-BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLE_NAMES), *(f"raw_hier_{t}" for t in HIER_TABLES),
-                        "metric_catalogue"})
-_USES = re.compile(r"^--\s*uses:(.*)$", re.MULTILINE)
-
-
-def sql_dir() -> Path:
-    """sql/ ships inside the installed package; in a source checkout it is at the top."""
-    here = Path(__file__).resolve().parent
-    for cand in (here / "sql", here.parent / "sql"):
-        if cand.is_dir():
-            return cand
-    raise TracekitError("the sql/ views directory is missing from this installation")
-
-
-@dataclass(frozen=True)
-class SqlFile:
-    """One sql/ file: the view or macro `name` it defines, and the names it declares using."""
-    name: str
-    path: Path
-    layer: str
-    uses: tuple[str, ...]
-    text: str
-
-    @property
-    def rel(self) -> str:
-        return f"sql/{self.layer}/{self.path.name}"
-
-    @property
-    def kind(self) -> str:
-        """'view', 'macro' (scalar) or 'table_macro'."""
-        if "CREATE OR REPLACE MACRO" in self.text:
-            return "table_macro" if re.search(r"\)\s+AS\s+TABLE\b", self.text) else "macro"
-        return "view"
-
-
-def _parse(path: Path, layer: str) -> SqlFile:
-    text = path.read_text()
-    m = _USES.search(text)
-    if m is None:
-        raise TracekitError(f"sql/{layer}/{path.name}: no '-- uses:' header line (write '-- uses:' alone if it uses nothing)")
-    uses = tuple(sorted({u.strip() for u in m.group(1).split(",") if u.strip()}))
-    return SqlFile(path.stem, path, layer, uses, text)
-
-
-@lru_cache(maxsize=8)
-def _ordered(root: str, stamp: tuple) -> tuple[SqlFile, ...]:
-    files: dict[str, SqlFile] = {}
-    for layer in LAYERS:
-        for p in sorted((Path(root) / layer).glob("*.sql")):
-            f = _parse(p, layer)
-            if f.name in files or f.name in BASE_NAMES:
-                raise TracekitError(f"{f.rel}: the name {f.name!r} is defined twice")
-            files[f.name] = f
-    for f in files.values():
-        for u in f.uses:
-            if u not in files and u not in BASE_NAMES:
-                raise TracekitError(f"{f.rel}: uses unknown view or macro {u!r}")
-            if u == f.name:
-                raise TracekitError(f"{f.rel}: uses itself")
-    # depth-first topological order; files of one depth keep layer then name order
-    order: list[SqlFile] = []
-    state: dict[str, int] = {}           # 1 = on the current path, 2 = done
-
-    def visit(name: str, path: list[str]) -> None:
-        if state.get(name) == 2 or name in BASE_NAMES:
-            return
-        if state.get(name) == 1:
-            cyc = path[path.index(name):] + [name]
-            raise TracekitError(f"sql/: views depend on each other in a cycle: {' -> '.join(cyc)}")
-        state[name] = 1
-        for u in files[name].uses:
-            visit(u, path + [name])
-        state[name] = 2
-        order.append(files[name])
-
-    for name in files:
-        visit(name, [])
-    return tuple(order)
-
-
-def sql_files() -> list[SqlFile]:
-    """Every sql/ file, in an order where each comes after everything it declares it uses."""
-    root = sql_dir()
-    paths = sorted(root.glob("*/*.sql"))
-    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
-    return list(_ordered(str(root), stamp))
-
+__all__ = ["BASE_NAMES", "LAYERS", "SqlFile", "_ordered", "needed_names", "sql_dir", "sql_files"]
 
 def store_files(store: Store) -> dict[str, list[str]]:
     """Every Parquet file of the store's whole runs, by table ('runs' for the run records),
@@ -145,32 +55,6 @@ def warn_damaged(damaged) -> None:
               file=sys.stderr)
 
 
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
-def _raw_view_sql(name: str, columns: tuple[tuple[str, str], ...], files: list[str]) -> str:
-    """raw_<name>: the declared columns of the table (tracekit.columns: (name, DuckDB type))
-    read from `files`, and run_id from their run_id=<id> directory; without files, an empty
-    relation of the same columns.
-
-    The columns come from the declared schema, not from the files: every part of a store is
-    written with its table's declared columns (ingest casts each chunk to them, and a store of
-    another schema version is refused), so when a query binds the view DuckDB reads just the
-    first file's footer, and the rest match by column name (a file without a declared column
-    fails the query that reads it, naming the file). With `union_by_name` every bind read every
-    file's footer, which made the views over a few hundred runs take minutes to define."""
-    if files:
-        cols = ", ".join(f'"{c}"' for c, _ in columns)
-        listed = "[" + ", ".join(_quote(p) for p in files) + "]"
-        return (f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, run_id FROM read_parquet({listed}, "
-                "hive_partitioning = true, hive_types = {'run_id': VARCHAR})")
-    # in plain SQL (a registered Arrow table would pull in pandas and be invisible to the
-    # connection's cursors)
-    cols = ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in columns)
-    return f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, CAST(NULL AS VARCHAR) AS run_id WHERE false"
-
-
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
 
@@ -187,22 +71,6 @@ def referenced_names(query: str) -> set[str]:
     return words
 
 
-def needed_names(files: list[SqlFile], names: set[str]) -> set[str]:
-    """Of `names`, those the sql/ files or the base names (raw_*, metric_catalogue) define,
-    and, transitively, everything they declare using."""
-    by_name = {f.name: f for f in files}
-    need: set[str] = set()
-    todo = [n for n in names if n in by_name or n in BASE_NAMES]
-    while todo:
-        n = todo.pop()
-        if n in need:
-            continue
-        need.add(n)
-        if n in by_name:
-            todo.extend(by_name[n].uses)
-    return need
-
-
 def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for_query: str | None = None) -> list[str]:
     """Create raw_* and every sql/ view and macro on `con`, in dependency order; returns
     their names in that order. With run_ids, the raw_* views read only those runs' files.
@@ -210,15 +78,39 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     macro, a raw_* view or metric_catalogue) and, transitively, what they use are created:
     DuckDB binds each view as it is created, the chain below it included, so the whole of
     sql/ costs far more than a typical query's few views; and a query that reads no raw_*
-    view does not walk the store at all."""
-    files = sql_files()
+    view does not walk the store at all.
+
+    The stored facts (tracekit.columns.FACT_TABLES): <table>_computed is the view
+    <table>_from_events over the runs without a stored part of the current definition, or,
+    when every run has one, an empty relation: then the chain that computes them from the
+    events is neither created nor bound (with for_query, it is created only when needed)."""
+    all_files = sql_files()
+    files = all_files
     tables = list(RAW_COLUMNS.items()) + [(f"hier_{t}", RAW_COLUMNS[t]) for t in HIER_TABLES]
     with_catalogue = True
+    need = {f.name for f in all_files} | BASE_NAMES
     if for_query is not None:
-        need = needed_names(files, referenced_names(for_query))
-        files = [f for f in files if f.name in need]
-        tables = [(name, columns) for name, columns in tables if f"raw_{name}" in need]
+        need = needed_names(all_files, referenced_names(for_query))
         with_catalogue = "metric_catalogue" in need
+    facts = [t for t in FACT_TABLES if COMPUTED_VIEWS[t] in need]
+    pending: dict[str, list[str]] = {t: [] for t in facts}
+    parts: dict[str, list[str]] | None = None
+    if any(f"raw_{name}" in need for name, _ in tables):
+        parts = store_files(store)
+        if run_ids is not None:
+            keep = {f"run_id={r}" for r in run_ids}
+            parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
+        hier_dirs = {Path(p).parent for p in parts.get("node_addrs", [])}
+        for t in HIER_TABLES:
+            parts[f"hier_{t}"] = [p for p in parts.get(t, []) if Path(p).parent in hier_dirs]
+        parts, all_pending = current_facts(parts)
+        pending = {t: all_pending[t] for t in facts}
+        for t in facts:
+            if pending[t] and f"{t}_from_events" not in need:
+                need |= needed_names(all_files, {f"{t}_from_events"})
+    if for_query is not None:
+        files = [f for f in all_files if f.name in need]
+        tables = [(name, columns) for name, columns in tables if f"raw_{name}" in need]
     # DuckDB binds a view when it is created (checking it, fixing its columns) and again in
     # every query that reads it, over what the names it uses mean then. So the sql/ views are
     # created over empty raw_* views of the declared columns, which costs next to nothing, and
@@ -226,6 +118,8 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     # the queries (for every raw_* reference in a view's expansion, each time).
     for name, columns in tables:
         con.execute(_raw_view_sql(name, columns, []))
+    for table in facts:
+        con.execute(computed_view_sql(table, []))
     if with_catalogue:
         create_catalogue_table(con)
     for f in files:
@@ -233,21 +127,36 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
             con.execute(f.text)
         except duckdb.Error as e:
             raise TracekitError(f"{f.rel}: {str(e).splitlines()[0]}") from None
-    if not tables:
+    if parts is None:
         # the query reads no run (SELECT 1, the catalogue): the walk of runs/ and its damage
         # check (which names a damaged run on stderr) wait for a query that reads the store
         return [f.name for f in files]
-    parts = store_files(store)
-    if run_ids is not None:
-        keep = {f"run_id={r}" for r in run_ids}
-        parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
-    hier_dirs = {Path(p).parent for p in parts.get("node_addrs", [])}
-    for t in HIER_TABLES:
-        parts[f"hier_{t}"] = [p for p in parts.get(t, []) if Path(p).parent in hier_dirs]
     for name, columns in tables:
         if parts.get(name):
             con.execute(_raw_view_sql(name, columns, parts[name]))
+    for table in facts:
+        if pending[table]:
+            con.execute(computed_view_sql(table, pending[table]))
     return [f.name for f in files]
+
+
+def current_facts(parts: dict[str, list[str]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Of a store's parts by table (store_files), those to read: the fact tables' parts only
+    when written under the current definition (sqlfiles.definition_hash); and per fact table,
+    the packet-trace runs (those with events or wireless_events parts) without such a part,
+    whose facts the views compute from their events. Runs with hierarchical addresses (with
+    node_addrs parts) have no facts: their packets are hier_packets'."""
+    files = sql_files()
+    hier = {Path(p).parent.name for p in parts.get("node_addrs", [])}
+    with_events = {Path(p).parent.name for t in ("events", "wireless_events") for p in parts.get(t, [])} - hier
+    out = dict(parts)
+    pending = {}
+    for table in FACT_TABLES:
+        name = fact_part_name(table, definition_hash(files, table))
+        out[table] = [p for p in parts.get(table, []) if Path(p).name == name]
+        stored = {Path(p).parent.name for p in out[table]}
+        pending[table] = sorted(r[len("run_id="):] for r in with_events - stored)
+    return out, pending
 
 
 # -- limits ------------------------------------------------------------------------------

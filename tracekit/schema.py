@@ -20,7 +20,7 @@ from .parsers import MAIN_TABLE, TABLES
 # the version and the columns in DuckDB's words live in the light module the SQL layer reads
 from .columns import SCHEMA_VERSION
 
-__all__ = ["FLOW_LABEL", "LABEL", "MAIN_TABLE", "RUNS", "SCHEMA_VERSION", "TABLES", "duck_type"]
+__all__ = ["FACTS", "FLOW_LABEL", "LABEL", "MAIN_TABLE", "RUNS", "SCHEMA_VERSION", "TABLES", "duck_type"]
 
 # runs: one row per ingested trace (stored as runs/run_id=<id>/run.parquet).
 LABEL = pa.struct([("key", pa.string()), ("value", pa.string())])
@@ -46,6 +46,38 @@ RUNS = pa.schema(
         ("schema_version", pa.int32()),
     ]
 )
+
+_FLOW_KEY = [
+    ("trace_kind", pa.string()),      # wired, wireless
+    ("fid", pa.int32()),
+    ("src_node", pa.int32()),
+    ("src_port", pa.int32()),
+    ("dst_node", pa.int32()),
+    ("dst_port", pa.int32()),
+]
+# the stored facts (tracekit.columns.FACT_TABLES): runs/run_id=<id>/<table>-<definition>.parquet,
+# written by DuckDB from the sql/ view <table>_from_events (tracekit.materialise), which
+# defines every column
+FACTS = {
+    "flow_facts": pa.schema(_FLOW_KEY + [
+        ("ptype", pa.string()),
+        ("fulltcp", pa.bool_()),
+        ("syn_seen", pa.bool_()),
+        ("seq0_seen", pa.bool_()),
+    ]),
+    "packet_facts": pa.schema(_FLOW_KEY + [
+        ("pkt_id", pa.int64()),
+        ("ptype", pa.string()),
+        ("seq", pa.int64()),
+        ("size", pa.int32()),
+        ("t_sent", pa.float64()),
+        ("t_recv", pa.float64()),
+        ("recv_line", pa.int64()),
+        ("rx_bytes", pa.int64()),
+        ("drops", pa.int64()),
+        ("overheard", pa.int64()),
+    ]),
+}
 
 
 def duck_type(t: pa.DataType) -> str:

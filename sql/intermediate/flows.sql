@@ -13,30 +13,13 @@
 -- The data-packet rule is is_data_packet's, applied before the flow's fulltcp is known (so only
 -- ptype <> 'ack' here; the FullTcp size rule is applied by data_events).
 -- Read from `+` and `d` events only: ns-2 writes a packet's `+` on a traced link before any
--- `-`/`r` there, and a loss model at a link head writes a bare `d`.
--- uses: events, flow_labels, is_data_packet
+-- `-`/`r` there, and a loss model at a link head writes a bare `d`. Those facts are
+-- flow_facts' (stored at ingest, see flow_facts_from_events); the name and hdr_bytes, which
+-- depend on a label, are added here. Runs with hierarchical addresses (trace_kind 'hier') have
+-- no facts: their flows with wired lines are hier_flows' (the same rules, over their events).
+-- uses: flow_facts, flow_labels, hier_flows
 CREATE OR REPLACE VIEW flows AS
-WITH keyed AS (
-    SELECT run_id, fid, src_node, src_port, dst_node, dst_port,
-           min(ptype) AS ptype,
-           coalesce(bool_or(ptype = 'tcp' AND tcp_hlen > 0), false) AS hlen_seen,
-           bool_or(ptype = 'tcp' AND size <= 40 AND seq > 0) AS small_after_syn,
-           bool_or(ptype = 'tcp' AND seq = 0 AND size = 40) AS syn_seen,
-           bool_or(ptype = 'tcp' AND seq = 0) AS seq0_seen,
-           bool_or(size > 40) AS any_big,
-           max(seq) FILTER (WHERE ptype = 'tcp') - min(seq) FILTER (WHERE ptype = 'tcp')
-               AS seq_span,
-           count(*) FILTER (WHERE ptype = 'tcp') AS n_tcp
-    FROM events
-    WHERE is_data_packet(ptype, size, false) AND event IN ('+', 'd')
-    GROUP BY run_id, fid, src_node, src_port, dst_node, dst_port
-),
-classified AS (
-    SELECT *,
-           n_tcp > 0 AND (hlen_seen OR small_after_syn OR seq_span > 2 * n_tcp) AS fulltcp
-    FROM keyed
-),
-names AS (
+WITH names AS (
     SELECT run_id, fid, min(name) AS name FROM flow_labels GROUP BY run_id, fid
 )
 SELECT k.run_id, k.fid, k.src_node, k.src_port, k.dst_node, k.dst_port, k.ptype, n.name,
@@ -47,6 +30,10 @@ SELECT k.run_id, k.fid, k.src_node, k.src_port, k.dst_node, k.dst_port, k.ptype,
            WHEN k.seq0_seen OR lower(n.name) LIKE '%vegas%' THEN 0
            ELSE 40
        END AS hdr_bytes
-FROM classified k
+FROM flow_facts k
 LEFT JOIN names n USING (run_id, fid)
-WHERE NOT k.fulltcp OR k.any_big
+WHERE k.trace_kind = 'wired'
+UNION ALL
+SELECT run_id, fid, src_node, src_port, dst_node, dst_port, ptype, name, fulltcp, hdr_bytes
+FROM hier_flows
+WHERE fulltcp IS NOT NULL  -- a flow with wired lines (NULL: agent lines only)

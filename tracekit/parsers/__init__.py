@@ -63,6 +63,9 @@ class TraceFormat:
     parser: type[Parser] | None = None       # None: refused
     tables: dict[str, pa.Schema] = field(default_factory=dict)   # the first one is the main table
     is_packet_trace: bool = False            # its runs have flows (wired and wireless packets)
+    # its flows and packets are stored at ingest (tracekit.materialise: flow_facts, packet_facts);
+    # not for a kind whose packets the facts' definitions do not cover (hier: hier_packets)
+    has_facts: bool = True
     refusal: str = ""                        # what it looks like, for a refused format
     priority: int = 50                       # detection asks lower numbers first
     # how ns-2 rounds the times it prints in the main table's lines: a line may be earlier

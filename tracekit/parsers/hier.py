@@ -327,6 +327,7 @@ FORMAT = register(TraceFormat(
             "annotations": ANNOTATIONS, "wireless_movements": WIRELESS_MOVEMENTS,
             "wireless_energy": WIRELESS_ENERGY, "wireless_logs": WIRELESS_LOGS},
     is_packet_trace=True, priority=5,      # before the wired and wireless formats
+    has_facts=False,                       # its packets cross events and wireless_events: hier_packets
     also_event_tables=("wireless_events",), supersedes=("wireless",),
     time_rounding_s=1e-6, time_rounding_rel=1e-15,   # the wired lines' (the main table's) rounding
 ))

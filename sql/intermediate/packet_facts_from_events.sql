@@ -1,0 +1,119 @@
+-- packet_facts_from_events: one row per data packet of every packet-trace run, wired and
+-- wireless alike, computed from the run's events: the facts flow_stats, flow_stats_window and
+-- throughput_series count (through packets), none of them depending on a label. What
+-- `packet_facts` stores per run at ingest (tracekit.materialise runs this view over the run's
+-- own parts), and what it computes for a run ingested without them. A packet id names one
+-- packet in a wired run; a wireless data packet is named by (pkt_id, ptype)
+-- (docs/contract-wireless.md).
+-- Columns: trace_kind; the flow key run_id, fid, src_node, src_port, dst_node, dst_port;
+-- pkt_id, ptype, seq (of its first sending line), size (sent size, bytes); t_sent = first
+-- time it left the source; t_recv = first delivery at the destination and recv_line its
+-- trace line (NULL if never delivered); rx_bytes = bytes delivered; drops = drops counted
+-- for it; overheard = its `d` events on LAN stations that overheard it (not losses, not in
+-- drops; 0 for wireless packets).
+-- Wired (data_events, the contract's definitions): leaving the source = a `+`, `h` or `d`
+-- event whose from_node is the source node (ns-2 writes a packet's `+` on a link before its
+-- `-` and `r` there; a loss model at the link head drops with a bare `d`; on a LAN (`$ns
+-- newLan`) the `h` onto the LAN comes first, 10 ms and more before the `+`); delivery = an `r`
+-- event whose to_node is the destination node; rx_bytes = wire bytes of those `r` events
+-- (headers included, duplicates too); drops = its `d` events anywhere, except the overheard
+-- ones: on a LAN every station that is neither the sender nor the receiver writes a `d` of
+-- each frame it hears (from_node the station, to_node the LAN's node). A `d` is overheard when
+-- its to_node is a LAN node (the to_node of an `h` event of the run) and the same packet was
+-- received across that LAN (an `r` event whose from_node is that node). seq and size are those
+-- of its non-`h` events (a nam trace's transmission `h` lines carry seq -1).
+-- Wireless (agent layer only): sending = its `s` AGT lines at the source node (t_sent the
+-- first, size and seq those of the first line); delivery = its first `r` AGT line at the
+-- destination node; rx_bytes = its sent size if delivered (the `r` size is not used: routing
+-- adds 20 B of IP header to non-TCP packets); drops = 1 when it was never delivered and a `d`
+-- line of the same (pkt_id, ptype) exists at any layer and node (lost_with_drop), else 0.
+-- uses: data_events, events, wireless_events, is_data_packet
+CREATE OR REPLACE VIEW packet_facts_from_events AS
+WITH wired_trips AS (  -- data events leaving the source, arriving at the destination, dropped
+    SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype, seq, size,
+           event, time, line_no,
+           event <> 'r' AND from_node = src_node AS at_src,
+           event = 'r' AND to_node = dst_node AS at_dst
+    FROM data_events
+    WHERE event = 'r' AND to_node = dst_node
+       OR event = 'd'
+       OR event IN ('+', 'h') AND from_node = src_node
+),
+lan_nodes AS (  -- the nodes standing for a LAN: where `h` events go
+    SELECT DISTINCT run_id, to_node AS lan_node FROM events WHERE event = 'h'
+),
+received_across AS (  -- packets received across a LAN: `r` events from a LAN node
+    -- (filtered by the LAN nodes first: in a run without LANs nothing is kept or hashed)
+    SELECT DISTINCT r.run_id, r.pkt_id, r.from_node AS lan_node
+    FROM events r
+    SEMI JOIN lan_nodes l ON l.run_id = r.run_id AND l.lan_node = r.from_node
+    WHERE r.event = 'r'
+),
+overheard AS (  -- per packet: its `d` events at a LAN it was received across
+    SELECT d.run_id, d.pkt_id, count(*) AS n
+    FROM events d
+    SEMI JOIN received_across r ON r.run_id = d.run_id AND r.pkt_id = d.pkt_id AND r.lan_node = d.to_node
+    WHERE d.event = 'd'
+    GROUP BY d.run_id, d.pkt_id
+),
+wired_counted AS (
+    SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port,
+           any_value(ptype) AS ptype,
+           coalesce(any_value(seq) FILTER (WHERE event <> 'h'), any_value(seq)) AS seq,
+           any_value(size) AS size,
+           min(time) FILTER (WHERE at_src) AS t_sent,
+           min(time) FILTER (WHERE at_dst) AS t_recv,
+           min(line_no) FILTER (WHERE at_dst) AS recv_line,
+           coalesce(sum(size) FILTER (WHERE at_dst), 0) AS rx_bytes,
+           count(*) FILTER (WHERE event = 'd') AS d_events
+    FROM wired_trips
+    GROUP BY run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port  -- one flow per packet id
+),
+wired AS (
+    SELECT w.* EXCLUDE (d_events),
+           w.d_events - coalesce(o.n, 0) AS drops,
+           coalesce(o.n, 0) AS overheard
+    FROM wired_counted w
+    LEFT JOIN overheard o ON o.run_id = w.run_id AND o.pkt_id = w.pkt_id
+),
+wl_sends AS (
+    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype,
+           min(time) AS t_sent,
+           arg_min(size, line_no) AS size,
+           arg_min(seq, line_no) AS seq
+    FROM wireless_events
+    WHERE layer = 'AGT' AND event = 's' AND is_data_packet(ptype, size, NULL) AND node = src_node
+    GROUP BY run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype
+),
+wl_recvs AS (  -- first `r` AGT line of each packet at each node
+    SELECT run_id, pkt_id, ptype, node, min(time) AS t_recv, min(line_no) AS recv_line
+    FROM wireless_events
+    WHERE layer = 'AGT' AND event = 'r'
+    GROUP BY run_id, pkt_id, ptype, node
+),
+wl_dropped AS (
+    SELECT DISTINCT run_id, pkt_id, ptype FROM wireless_events WHERE event = 'd'
+),
+wireless AS (
+    SELECT s.run_id, s.fid, s.src_node, s.src_port, s.dst_node, s.dst_port, s.pkt_id, s.ptype,
+           s.seq, s.size, s.t_sent, r.t_recv, r.recv_line,
+           CASE WHEN r.t_recv IS NOT NULL THEN s.size ELSE 0 END AS rx_bytes,
+           CASE WHEN r.t_recv IS NULL AND d.pkt_id IS NOT NULL THEN 1 ELSE 0 END AS drops
+    FROM wl_sends s
+    LEFT JOIN wl_recvs r
+      ON r.run_id = s.run_id AND r.pkt_id = s.pkt_id AND r.ptype = s.ptype AND r.node = s.dst_node
+    LEFT JOIN wl_dropped d
+      ON d.run_id = s.run_id AND d.pkt_id = s.pkt_id AND d.ptype = s.ptype
+),
+facts AS (
+    SELECT 'wired' AS trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
+           pkt_id, ptype, seq, size, t_sent, t_recv, recv_line, CAST(rx_bytes AS BIGINT) AS rx_bytes,
+           CAST(drops AS BIGINT) AS drops, CAST(overheard AS BIGINT) AS overheard
+    FROM wired
+    UNION ALL
+    SELECT 'wireless', run_id, fid, src_node, src_port, dst_node, dst_port,
+           pkt_id, ptype, seq, size, t_sent, t_recv, recv_line, CAST(rx_bytes AS BIGINT),
+           CAST(drops AS BIGINT), CAST(0 AS BIGINT)
+    FROM wireless
+)
+SELECT * FROM facts
