@@ -167,25 +167,22 @@ RAW_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 # existed, or under another definition) gets them computed (sql/intermediate/<table>.sql).
 # Nothing else is stored in them, so a store without them is still of this schema version.
 FACT_TABLES: tuple[str, ...] = ("flow_facts", "packet_facts")
-RAW_COLUMNS["flow_facts"] = (
+# both begin with the trace kind and the flow key
+_FACT_FLOW_KEY: tuple[tuple[str, str], ...] = (
     ("trace_kind", "VARCHAR"),
     ("fid", "INTEGER"),
     ("src_node", "INTEGER"),
     ("src_port", "INTEGER"),
     ("dst_node", "INTEGER"),
     ("dst_port", "INTEGER"),
+)
+RAW_COLUMNS["flow_facts"] = _FACT_FLOW_KEY + (
     ("ptype", "VARCHAR"),
     ("fulltcp", "BOOLEAN"),
     ("syn_seen", "BOOLEAN"),
     ("seq0_seen", "BOOLEAN"),
 )
-RAW_COLUMNS["packet_facts"] = (
-    ("trace_kind", "VARCHAR"),
-    ("fid", "INTEGER"),
-    ("src_node", "INTEGER"),
-    ("src_port", "INTEGER"),
-    ("dst_node", "INTEGER"),
-    ("dst_port", "INTEGER"),
+RAW_COLUMNS["packet_facts"] = _FACT_FLOW_KEY + (
     ("pkt_id", "BIGINT"),
     ("ptype", "VARCHAR"),
     ("seq", "BIGINT"),
