@@ -18,7 +18,7 @@ from pathlib import Path
 from .columns import FACT_TABLES, RAW_COLUMNS, TABLE_NAMES
 from .parsers import FORMATS
 from .store import Store
-from .sqlfiles import (HIER_TABLES, _quote, _raw_view_sql, computed_view_sql, definition_hash, fact_part_name, needed_names,
+from .sqlfiles import (RAW_VIEWS, _quote, _raw_view_sql, computed_view_sql, definition_hash, fact_part_name, needed_names,
                        sql_files)
 
 # DuckDB's threads for the step: both cores of the machines tracekit is measured on, at most
@@ -73,10 +73,8 @@ def _compute(staging: Path, run_id: str, files, names: dict[str, str]) -> list[P
     written: list[Path] = []
     try:
         # the views are created over empty raw_* views (cheap binds), then pointed at the files
-        for name in ("runs", *TABLE_NAMES):
-            con.execute(_raw_view_sql(name, RAW_COLUMNS[name], []))
-        for t in HIER_TABLES:      # the hier runs' views: empty (a run with facts is not one)
-            con.execute(_raw_view_sql(f"hier_{t}", RAW_COLUMNS[t], []))
+        for name, columns in RAW_VIEWS:     # raw_hier_* stay empty: a run with facts is not one
+            con.execute(_raw_view_sql(name, columns, []))
         for table in FACT_TABLES:
             con.execute(computed_view_sql(table, []))          # nothing stored yet
         for f in files:

@@ -23,9 +23,9 @@ from pathlib import Path
 import duckdb
 
 from .catalogue import create_catalogue_table
-from .columns import FACT_TABLES, RAW_COLUMNS
+from .columns import FACT_TABLES
 from .errors import TracekitError
-from .sqlfiles import (BASE_NAMES, COMPUTED_VIEWS, HIER_TABLES, LAYERS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql, definition_hash,
+from .sqlfiles import (BASE_NAMES, COMPUTED_VIEWS, HIER_TABLES, LAYERS, RAW_VIEWS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql, definition_hash,
                        fact_part_name, needed_names, sql_dir, sql_files)
 from .store import Store
 
@@ -86,7 +86,7 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     events is neither created nor bound (with for_query, it is created only when needed)."""
     all_files = sql_files()
     files = all_files
-    tables = list(RAW_COLUMNS.items()) + [(f"hier_{t}", RAW_COLUMNS[t]) for t in HIER_TABLES]
+    tables = list(RAW_VIEWS)
     with_catalogue = True
     need = {f.name for f in all_files} | BASE_NAMES
     if for_query is not None:

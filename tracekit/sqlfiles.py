@@ -25,6 +25,9 @@ COMPUTED_VIEWS = {t: f"{t}_computed" for t in FACT_TABLES}
 # raw_hier_<table>: the same table, only the files of runs with hierarchical addresses (those
 # with node_addrs parts, trace_kind 'hier'): their views cost nothing in a store without any
 HIER_TABLES = ("events", "wireless_events")
+# every raw_<name> view the Python side defines, with its declared columns
+RAW_VIEWS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    *RAW_COLUMNS.items(), *((f"hier_{t}", RAW_COLUMNS[t]) for t in HIER_TABLES))
 # names the Python side defines before any sql/ file: the raw tables, the catalogue and
 # the computed facts
 BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLE_NAMES), *(f"raw_hier_{t}" for t in HIER_TABLES),
