@@ -158,7 +158,9 @@ def test_a_part_is_read_only_under_its_definition(runs, tmp_path):
     numbers); the same part under another definition's name is not read."""
     data, ids = runs
     rid = ids["dumbbell"][0]
-    sql = f"SELECT fid, dropped_pkts, sent_pkts FROM flow_stats WHERE run_id = '{rid}' ORDER BY fid"
+    # the whole flow key: two flows of the run share fid 0 (ties in ORDER BY come in any order)
+    sql = (f"SELECT fid, dropped_pkts, sent_pkts FROM flow_stats WHERE run_id = '{rid}' "
+           "ORDER BY fid, src_node, src_port, dst_node, dst_port")
     before = _rows(data, sql)
     changed = shutil.copytree(data, tmp_path / "changed")
     (part,) = changed.glob(f"runs/run_id={rid}/packet_facts-*.parquet")
