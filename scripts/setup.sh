@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything tracekit needs on a Debian or Ubuntu machine, idempotently:
 #   system packages (python3 + venv, ns-2 from the `ns2` package, gcc and python3-dev for the
-#   wired parser's C fast path; for tests also gawk, mawk, zstd and chromium),
+#   parsers' C fast paths; for tests also gawk, mawk, zstd and chromium),
 #   a virtual environment at .venv with tracekit installed (editable) with its dashboard
 #   extra (streamlit, plotly: `tracekit dashboard`, which the README and demo.sh use) and, with
 #   --test, its test tools and the cluster extra (dask[distributed]: `tracekit sweep --scheduler`).
@@ -26,8 +26,8 @@ pkgs=()
 command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || pkgs+=(python3-venv)
 command -v ns >/dev/null 2>&1 || pkgs+=(ns2)
-# the C fast path of the wired parser (hatch_build.py compiles it at install; without it
-# tracekit uses its pure-Python parser, same results, slower)
+# the C fast paths of the parsers (hatch_build.py compiles them at install; without them
+# tracekit uses its pure-Python parsers, same results, slower)
 command -v "${CC:-gcc}" >/dev/null 2>&1 || pkgs+=(gcc)
 python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
   >/dev/null 2>&1 || pkgs+=(python3-dev)
@@ -64,15 +64,21 @@ fi
 extras="[dashboard]"
 [ $want_test -eq 1 ] && extras="[dashboard,test,cluster]"
 stamp=".venv/.tracekit-installed$extras"
-fast_so=$(ls tracekit/parsers/_wiredc*.so 2>/dev/null | head -1)
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ hatch_build.py -nt "$stamp" ] \
-   || [ -z "$fast_so" ] || [ tracekit/parsers/_wiredc.c -nt "$fast_so" ]; then
+# reinstall (which compiles them) when a C fast path is missing or older than its source
+stale=0
+for src in tracekit/parsers/_wiredc.c tracekit/parsers/_wirelessc.c; do
+  so=$(ls "${src%.c}"*.so 2>/dev/null | head -1)
+  if [ -z "$so" ] || [ "$src" -nt "$so" ]; then stale=1; fi
+done
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ hatch_build.py -nt "$stamp" ] || [ $stale -eq 1 ]; then
   say "installing tracekit$extras into .venv"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
   .venv/bin/python -m pip install -q -e ".$extras" || { say "pip install failed"; exit 1; }
   touch "$stamp"
 fi
-if ls tracekit/parsers/_wiredc*.so >/dev/null 2>&1; then say "wired parser: C fast path built"
-else say "wired parser: C fast path not built (no C compiler or python3-dev?); using the pure-Python parser"; fi
+for name in wired wireless; do
+  if ls tracekit/parsers/_${name}c*.so >/dev/null 2>&1; then say "$name parser: C fast path built"
+  else say "$name parser: C fast path not built (no C compiler or python3-dev?); using the pure-Python parser"; fi
+done
 if command -v ns >/dev/null 2>&1; then say "ns-2: $(command -v ns)"; else say "ns-2 not available"; fi
 exit 0

@@ -15,7 +15,9 @@ after the nodes were created: AGT lines new, the other layers old) reads as one 
 """
 from __future__ import annotations
 
+import os
 import re
+import struct
 
 import polars as pl
 import pyarrow as pa
@@ -166,6 +168,76 @@ def _cast_events(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(exprs)
 
 
+def _load_fast():
+    """The compiled fast path (tracekit/parsers/_wirelessc.c), or None: not built (no C
+    compiler at install) or switched off with TRACEKIT_PURE_PYTHON=1, as for the wired one."""
+    if os.environ.get("TRACEKIT_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from . import _wirelessc
+    except ImportError:
+        return None
+    return _wirelessc
+
+
+_fast = _load_fast()
+
+
+def _strings(values: list[str]) -> pa.Array:
+    """A string array (not pa.array(values): that imports pandas, 0.2 s of start-up)."""
+    encoded = [v.encode() for v in values]
+    offsets = [0]
+    for e in encoded:
+        offsets.append(offsets[-1] + len(e))
+    return pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(struct.pack(f"<{len(offsets)}i", *offsets)),
+                                                            pa.py_buffer(b"".join(encoded))])
+
+
+def _columns(schema: pa.Schema, n: int, bufs, valid=None, dicts=None) -> pa.Table:
+    """Arrow columns of `schema` over the buffers _wirelessc filled: one buffer per column (a
+    dictionary column: its int32 codes, whose values come next from `dicts`; a string column:
+    its int32 offsets, the characters being the last buffer), a validity bitmap or None."""
+    arrays = []
+    values = iter(dicts or ())
+    for k, f in enumerate(schema):
+        v = None if valid is None or valid[k] is None else pa.py_buffer(valid[k])
+        nulls = -1 if v is not None else 0
+        if pa.types.is_dictionary(f.type):
+            codes = pa.Array.from_buffers(pa.int32(), n, [v, pa.py_buffer(bufs[k])], null_count=nulls)
+            arrays.append(pa.DictionaryArray.from_arrays(codes, _strings(next(values))))
+        elif f.type == pa.string():
+            arrays.append(pa.Array.from_buffers(f.type, n, [v, pa.py_buffer(bufs[k]), pa.py_buffer(bufs[-1])], null_count=nulls))
+        else:
+            arrays.append(pa.Array.from_buffers(f.type, n, [v, pa.py_buffer(bufs[k])], null_count=nulls))
+    return pa.Table.from_arrays(arrays, names=schema.names)
+
+
+_ENERGY_READ = pa.schema(list(WIRELESS_ENERGY)[:4])     # the columns _wirelessc fills (-Ne)
+
+
+def parse_fast(data: bytes, first_line_no: int) -> dict[str, pl.DataFrame] | None:
+    """The tables of a chunk of old- or new-format event lines and movement lines, parsed by
+    the compiled fast path; None when there is none or the chunk has any other line (blank,
+    '#', 'v', 'N', 'S', an [energy] block, a malformed line, an odd number): the polars parser
+    below takes those chunks and explains bad lines."""
+    if _fast is None:
+        return None
+    got = _fast.parse_wireless(data, first_line_no)
+    if got is None:
+        return None
+    (n_ev, ev_bufs, ev_valid), (n_mv, mv_bufs), (n_en, en_bufs), dicts = got
+    tables = {}
+    if n_ev:
+        tables["wireless_events"] = pl.from_arrow(_columns(WIRELESS_EVENTS, n_ev, ev_bufs, ev_valid, dicts))
+    if n_mv:
+        tables["wireless_movements"] = pl.from_arrow(_columns(WIRELESS_MOVEMENTS, n_mv, mv_bufs))
+    if n_en:
+        energy = pl.from_arrow(_columns(_ENERGY_READ, n_en, en_bufs))
+        tables["wireless_energy"] = energy.with_columns(  # type: ignore[union-attr]
+            pl.lit(None, pl.Float64).alias(f.name) for f in list(WIRELESS_ENERGY)[4:])
+    return tables  # type: ignore[return-value]
+
+
 class WirelessParser(Parser):
     def __init__(self) -> None:
         self._schemas = {
@@ -181,6 +253,9 @@ class WirelessParser(Parser):
                           for c, t in sch.items()])
 
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
+        fast = parse_fast(data, first_line_no)
+        if fast is not None:
+            return ParsedChunk(tables=fast, bad_offsets=[], bad_count=0, comments=[])
         raw = text_lines_only(normalize_ws(data))
         df = pl.read_csv(raw, has_header=False, separator="\x1f", quote_char=None,
                          schema={"l": pl.String}, truncate_ragged_lines=True)

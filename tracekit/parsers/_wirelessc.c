@@ -1,0 +1,917 @@
+/* The fast path of the wireless parser (tracekit/parsers/wireless.py): the event lines of
+ * the old CMU format and of the new `-t` format, and the `M` movement lines, straight into
+ * column buffers in one pass over a chunk of complete lines, with the GIL released.
+ *
+ * It reads each line as the polars parser does -- the whitespace normalised (runs of blanks
+ * are one separator; blanks at the end and a "\r" before the "\n" go), the old format by
+ * position, the new one as `-key value` pairs, the first occurrence of a key winning -- but
+ * accepts only chunks whose every line is one it reads exactly as that parser would:
+ *   - old: `E T _N_ LAYER REASON UID TYPE SIZE [h h h h]` then nothing (MAC control frames),
+ *     or `------- [s:p d:p ttl nh]` and the protocol part (`[seq ack] nfwd x` for tcp/ack,
+ *     `[seq] nfwd x` for cbr, verbatim in detail for any other type), or a part that is not
+ *     an IP header (ARP's `------- [REQUEST ...]`), verbatim in detail;
+ *   - new: every key the polars parser reads, where present, in its plain form; an IP part
+ *     (-Is/-Id/-Ii) complete; tcp/cbr with their sequence number;
+ *   - `M T N (X, Y, Z), (DX, DY), SPEED`.
+ * Numbers must be in the plain form ns-2 prints (no '+', no leading zeros, decimal ints in
+ * their column's range, hex in lower case, finite floats). Anything else in the chunk -- a
+ * blank, '#', 'v', 'N', DSR 'S' line, an old-format [energy ...] block, a malformed line,
+ * an odd number, a control byte or one above 127 -- and parse_wireless returns None: the
+ * caller parses the chunk with the polars parser, which also explains bad lines. So this
+ * file decides nothing the polars parser does not (tests/test_parsers_wireless_fast.py
+ * compares the two).
+ *
+ * parse_wireless(data: bytes, first_line_no: int) -> None | (events, movements, energy, dicts)
+ *   events:    (n, buffers, validity) for wireless_events' columns in schema order (EV_*
+ *              below; dictionary columns as int32 codes; detail as int32 offsets + data, two
+ *              buffers); validity: a bitmap per column or None (no nulls)
+ *   movements: (n, buffers) for wireless_movements' columns
+ *   energy:    (n, buffers) for wireless_energy's first four columns (line_no, time, node,
+ *              energy_j: a new-format -Ne >= 0; the other columns are NULL)
+ *   dicts:     the values of the codes of fmt, event, layer, reason, ptype (lists of str)
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <locale.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    EV_LINE_NO, EV_FMT, EV_EVENT, EV_TIME, EV_NODE, EV_LAYER, EV_REASON, EV_PKT_ID, EV_PTYPE, EV_SIZE,
+    EV_MAC_DUR, EV_MAC_DST, EV_MAC_SRC, EV_MAC_TYPE, EV_SRC_NODE, EV_SRC_PORT, EV_DST_NODE, EV_DST_PORT,
+    EV_TTL, EV_NEXT_HOP, EV_FID, EV_SEQ, EV_TCP_ACK, EV_N_FORWARDS, EV_X, EV_Y, EV_Z, EV_DETAIL, N_EV
+};
+/* bytes per value (the dictionary columns: int32 codes; detail: its int32 offsets) */
+static const int EV_WIDTH[N_EV] = {8, 4, 4, 8, 4, 4, 4, 8, 4, 4, 8, 8, 8, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 4, 8, 8, 8, 4};
+/* the columns without NULLs */
+static const int EV_NOTNULL[N_EV] = {[EV_LINE_NO] = 1, [EV_FMT] = 1, [EV_EVENT] = 1, [EV_TIME] = 1, [EV_NODE] = 1,
+                                     [EV_LAYER] = 1};
+enum { MV_LINE_NO, MV_TIME, MV_NODE, MV_X, MV_Y, MV_Z, MV_DX, MV_DY, MV_SPEED, N_MV };
+static const int MV_WIDTH[N_MV] = {8, 8, 4, 8, 8, 8, 8, 8, 8};
+enum { EN_LINE_NO, EN_TIME, EN_NODE, EN_ENERGY, N_EN };
+static const int EN_WIDTH[N_EN] = {8, 8, 4, 8};
+enum { D_FMT, D_EVENT, D_LAYER, D_REASON, D_PTYPE, N_DICTS };
+
+#define MAX_DICT 64
+#define MAX_TOK 160
+
+typedef struct {
+    const char *s[MAX_DICT];
+    Py_ssize_t len[MAX_DICT];
+    int n;
+    int last;
+} Dict;
+
+typedef struct {
+    const char *s, *e; /* [s, e) */
+} Tok;
+
+static locale_t c_locale;
+
+/* the code of string s[0:len] in d, adding it; -1 when d is full */
+static inline int dict_code(Dict *d, const char *s, Py_ssize_t len) {
+    if (d->n && d->len[d->last] == len && memcmp(d->s[d->last], s, len) == 0)
+        return d->last;
+    for (int i = 0; i < d->n; i++) {
+        if (d->len[i] == len && memcmp(d->s[i], s, len) == 0) {
+            d->last = i;
+            return i;
+        }
+    }
+    if (d->n == MAX_DICT)
+        return -1;
+    d->s[d->n] = s;
+    d->len[d->n] = len;
+    d->last = d->n;
+    return d->n++;
+}
+
+static inline int tok_is(Tok t, const char *lit) {
+    size_t n = strlen(lit);
+    return (size_t)(t.e - t.s) == n && memcmp(t.s, lit, n) == 0;
+}
+
+/* -?\d+ (the polars parser's INTF): whether [s, e) is one */
+static inline int loose_int(const char *s, const char *e) {
+    if (s < e && *s == '-')
+        s++;
+    if (s >= e)
+        return 0;
+    for (; s < e; s++)
+        if ((unsigned)(*s - '0') >= 10)
+            return 0;
+    return 1;
+}
+
+/* [s, e) as a plain decimal integer: -?D+ without a leading zero (nor "-0"), within [lo, hi] */
+static inline int span_int(const char *s, const char *e, int64_t lo, int64_t hi, int64_t *out) {
+    int neg = 0;
+    if (s < e && *s == '-') {
+        neg = 1;
+        s++;
+    }
+    Py_ssize_t nd = e - s;
+    if (nd <= 0 || nd > 19 || (*s == '0' && (nd > 1 || neg)))
+        return -1;
+    uint64_t v = 0;
+    for (const char *p = s; p < e; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (d >= 10)
+            return -1;
+        v = v * 10 + d; /* 19 digits fit uint64 */
+    }
+    int64_t x;
+    if (neg) {
+        if (v > (uint64_t)INT64_MAX + 1)
+            return -1;
+        x = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+    } else {
+        if (v > (uint64_t)INT64_MAX)
+            return -1;
+        x = (int64_t)v;
+    }
+    if (x < lo || x > hi)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static inline int span_i32(const char *s, const char *e, int32_t *out) {
+    int64_t v;
+    if (span_int(s, e, INT32_MIN, INT32_MAX, &v) < 0)
+        return -1;
+    *out = (int32_t)v;
+    return 0;
+}
+
+static inline int span_i64(const char *s, const char *e, int64_t *out) {
+    return span_int(s, e, INT64_MIN, INT64_MAX, out);
+}
+
+/* lower-case hex without a leading zero (but "0"), up to 8 digits, at most hi */
+static inline int span_hex(const char *s, const char *e, int64_t hi, int64_t *out) {
+    Py_ssize_t nd = e - s;
+    if (nd <= 0 || nd > 8 || (*s == '0' && nd > 1))
+        return -1;
+    int64_t v = 0;
+    for (; s < e; s++) {
+        unsigned c = (unsigned char)*s;
+        if (c - '0' < 10)
+            v = v * 16 + (c - '0');
+        else if (c - 'a' < 6)
+            v = v * 16 + (c - 'a' + 10);
+        else
+            return -1;
+    }
+    if (v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* [s, e) as -?D+(.D+)?([eE][-+]?D{1,5})? without a leading zero before another digit;
+ * finite; correctly rounded (exact fast path when the digits fit 2^53 and the power of ten
+ * is exact, else strtod_l) */
+static inline int span_f64(const char *s, const char *e, double *out) {
+    const char *p = s;
+    int neg = 0;
+    if (p < e && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    const char *d0 = p;
+    uint64_t m = 0;
+    int nd = 0, frac = 0;
+    while (p < e && (unsigned)(*p - '0') < 10) {
+        if (nd < 19)
+            m = m * 10 + (uint64_t)(*p - '0');
+        p++;
+        nd++;
+    }
+    if (nd == 0 || (nd > 1 && *d0 == '0'))
+        return -1;
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || (unsigned)(*p - '0') >= 10)
+            return -1; /* "1." */
+        while (p < e && (unsigned)(*p - '0') < 10) {
+            if (nd < 19)
+                m = m * 10 + (uint64_t)(*p - '0');
+            p++;
+            nd++;
+            frac++;
+        }
+    }
+    int ex = 0;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = 0;
+        if (p < e && (*p == '-' || *p == '+')) {
+            eneg = *p == '-';
+            p++;
+        }
+        int ne = 0;
+        while (p < e && (unsigned)(*p - '0') < 10) {
+            if (ne < 6)
+                ex = ex * 10 + (*p - '0');
+            p++;
+            ne++;
+        }
+        if (ne == 0 || ne > 5)
+            return -1;
+        if (eneg)
+            ex = -ex;
+    }
+    if (p != e)
+        return -1;
+    double v;
+    int k = ex - frac;
+    if (nd <= 15 && k >= -22 && k <= 22) {
+        v = (double)m;
+        v = k < 0 ? v / POW10[-k] : v * POW10[k];
+        if (neg)
+            v = -v;
+    } else {
+        char buf[64];
+        Py_ssize_t len = e - s;
+        if (len >= (Py_ssize_t)sizeof buf)
+            return -1;
+        memcpy(buf, s, len);
+        buf[len] = 0;
+        v = strtod_l(buf, NULL, c_locale);
+    }
+    if (!isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* `node.port` (new format -Is/-Id): both plain int32 */
+static inline int span_addr(const char *s, const char *e, int32_t *node, int32_t *port) {
+    const char *dot = s;
+    while (dot < e && *dot != '.')
+        dot++;
+    if (dot == e)
+        return -1;
+    if (span_i32(s, dot, node) < 0 || span_i32(dot + 1, e, port) < 0)
+        return -1;
+    return 0;
+}
+
+/* -?\d+:-?\d+ (old format [src:port dst:port ...]), loosely; *colon set */
+static inline int loose_pair(const char *s, const char *e, const char **colon) {
+    const char *c = s;
+    while (c < e && *c != ':')
+        c++;
+    if (c == e || !loose_int(s, c) || !loose_int(c + 1, e))
+        return 0;
+    *colon = c;
+    return 1;
+}
+
+/* the new format's keys the polars parser reads (_NEW_KEYS), and -P (the protocol part) */
+enum {
+    K_T, K_NI, K_NL, K_NW, K_HD, K_NX, K_NY, K_NZ, K_NE, K_MA, K_MD, K_MS, K_MT, K_IS, K_ID, K_IT, K_IL, K_IF,
+    K_II, K_IV, K_PN, K_PS, K_PA, K_PI, K_PF, K_P, N_KEYS
+};
+
+static inline int key_of(Tok t) {
+    Py_ssize_t n = t.e - t.s;
+    const char *s = t.s;
+    if (s[0] != '-')
+        return -1;
+    if (n == 2)
+        return s[1] == 't' ? K_T : s[1] == 'P' ? K_P : -1;
+    if (n != 3)
+        return -1;
+    switch (s[1]) {
+    case 'N':
+        switch (s[2]) {
+        case 'i': return K_NI;
+        case 'l': return K_NL;
+        case 'w': return K_NW;
+        case 'x': return K_NX;
+        case 'y': return K_NY;
+        case 'z': return K_NZ;
+        case 'e': return K_NE;
+        }
+        return -1;
+    case 'H':
+        return s[2] == 'd' ? K_HD : -1;
+    case 'M':
+        switch (s[2]) {
+        case 'a': return K_MA;
+        case 'd': return K_MD;
+        case 's': return K_MS;
+        case 't': return K_MT;
+        }
+        return -1;
+    case 'I':
+        switch (s[2]) {
+        case 's': return K_IS;
+        case 'd': return K_ID;
+        case 't': return K_IT;
+        case 'l': return K_IL;
+        case 'f': return K_IF;
+        case 'i': return K_II;
+        case 'v': return K_IV;
+        }
+        return -1;
+    case 'P':
+        switch (s[2]) {
+        case 'n': return K_PN;
+        case 's': return K_PS;
+        case 'a': return K_PA;
+        case 'i': return K_PI;
+        case 'f': return K_PF;
+        }
+        return -1;
+    }
+    return -1;
+}
+
+typedef struct {
+    char *col[N_EV];
+    uint8_t *valid[N_EV];
+    char *detail; /* the detail column's characters */
+    int32_t detail_len;
+    char *mv[N_MV];
+    Py_ssize_t mv_cap;
+    char *en; /* N_EN columns of en_cap rows each, allocated at the first energy row */
+    Py_ssize_t en_cap;
+    Dict dict[N_DICTS];
+} Out;
+
+#define I64(c) ((int64_t *)o->col[c])
+#define I32(c) ((int32_t *)o->col[c])
+#define F64(c) ((double *)o->col[c])
+#define SETV(c) (o->valid[c][i >> 3] |= (uint8_t)(1u << (i & 7)))
+/* a nullable column's value, NULL: 0 in the buffer, its validity bit left clear */
+#define NULL64(c) (I64(c)[i] = 0)
+#define NULL32(c) (I32(c)[i] = 0)
+
+/* tok[k..n) joined by single spaces as row i's detail (the normalised text) */
+static inline void put_detail(Out *o, Py_ssize_t i, const Tok *tok, int k, int n) {
+    int32_t *off = I32(EV_DETAIL);
+    char *d = o->detail + o->detail_len;
+    for (int j = k; j < n; j++) {
+        if (j > k)
+            *d++ = ' ';
+        memcpy(d, tok[j].s, tok[j].e - tok[j].s);
+        d += tok[j].e - tok[j].s;
+    }
+    o->detail_len = (int32_t)(d - o->detail);
+    off[i + 1] = o->detail_len;
+    SETV(EV_DETAIL);
+}
+
+static inline int put_dict(Out *o, int dict, int c, Py_ssize_t i, const char *s, Py_ssize_t len) {
+    int code = dict_code(&o->dict[dict], s, len);
+    if (code < 0)
+        return -1;
+    I32(c)[i] = code;
+    if (!EV_NOTNULL[c])
+        SETV(c);
+    return 0;
+}
+
+/* the old CMU format: 0, or -1 (not a line for the fast path) */
+static int old_line(Out *o, Py_ssize_t i, const Tok *tok, int n) {
+    int64_t v;
+    if (n < 12)
+        return -1;
+    if (span_f64(tok[1].s, tok[1].e, &F64(EV_TIME)[i]) < 0)
+        return -1;
+    if (tok[2].e - tok[2].s < 3 || tok[2].s[0] != '_' || tok[2].e[-1] != '_' ||
+        span_i32(tok[2].s + 1, tok[2].e - 1, &I32(EV_NODE)[i]) < 0)
+        return -1;
+    if (put_dict(o, D_LAYER, EV_LAYER, i, tok[3].s, tok[3].e - tok[3].s) < 0)
+        return -1;
+    if (tok_is(tok[4], "---"))
+        NULL32(EV_REASON);
+    else if (put_dict(o, D_REASON, EV_REASON, i, tok[4].s, tok[4].e - tok[4].s) < 0)
+        return -1;
+    if (span_i64(tok[5].s, tok[5].e, &I64(EV_PKT_ID)[i]) < 0)
+        return -1;
+    SETV(EV_PKT_ID);
+    Tok ptype = tok[6];
+    if (put_dict(o, D_PTYPE, EV_PTYPE, i, ptype.s, ptype.e - ptype.s) < 0)
+        return -1;
+    if (span_i32(tok[7].s, tok[7].e, &I32(EV_SIZE)[i]) < 0)
+        return -1;
+    SETV(EV_SIZE);
+    /* [dur dst src type] */
+    if (tok[8].s[0] != '[' || tok[11].e[-1] != ']')
+        return -1;
+    if (span_hex(tok[8].s + 1, tok[8].e, INT64_MAX, &v) < 0)
+        return -1;
+    I64(EV_MAC_DUR)[i] = v;
+    if (span_hex(tok[9].s, tok[9].e, INT64_MAX, &v) < 0)
+        return -1;
+    I64(EV_MAC_DST)[i] = v;
+    if (span_hex(tok[10].s, tok[10].e, INT64_MAX, &v) < 0)
+        return -1;
+    I64(EV_MAC_SRC)[i] = v;
+    if (span_hex(tok[11].s, tok[11].e - 1, INT32_MAX, &v) < 0)
+        return -1;
+    I32(EV_MAC_TYPE)[i] = (int32_t)v;
+    SETV(EV_MAC_DUR);
+    SETV(EV_MAC_DST);
+    SETV(EV_MAC_SRC);
+    SETV(EV_MAC_TYPE);
+    int is_tcp = tok_is(ptype, "tcp") || tok_is(ptype, "ack");
+    int is_cbr = tok_is(ptype, "cbr");
+    NULL32(EV_FID);
+    F64(EV_X)[i] = F64(EV_Y)[i] = F64(EV_Z)[i] = 0;
+    NULL64(EV_SEQ);
+    NULL64(EV_TCP_ACK);
+    NULL32(EV_N_FORWARDS);
+    /* the IP part: `X [s:p d:p ttl nh]`, loosely as the polars parser's _OLD_IP has it */
+    const char *c1, *c2;
+    int ip = n >= 17 && tok[13].s[0] == '[' && loose_pair(tok[13].s + 1, tok[13].e, &c1) &&
+             loose_pair(tok[14].s, tok[14].e, &c2) && loose_int(tok[15].s, tok[15].e) && tok[16].e[-1] == ']' &&
+             loose_int(tok[16].s, tok[16].e - 1);
+    if (n > 12 && tok_is(tok[12], "[energy"))
+        return -1; /* an energy block: the polars parser reads those */
+    if (!ip) {
+        I32(EV_SRC_NODE)[i] = I32(EV_SRC_PORT)[i] = I32(EV_DST_NODE)[i] = I32(EV_DST_PORT)[i] = 0;
+        I32(EV_TTL)[i] = I32(EV_NEXT_HOP)[i] = 0;
+        if (is_tcp || is_cbr)
+            return -1; /* a bad line */
+        if (n == 12)
+            return 0; /* MAC control frames: no detail */
+        /* the rest verbatim, without a leading `-+ ` */
+        int dashes = 1;
+        for (const char *p = tok[12].s; p < tok[12].e; p++)
+            dashes &= *p == '-';
+        put_detail(o, i, tok, dashes && n > 13 ? 13 : 12, n);
+        return 0;
+    }
+    if (span_i32(tok[13].s + 1, c1, &I32(EV_SRC_NODE)[i]) < 0 || span_i32(c1 + 1, tok[13].e, &I32(EV_SRC_PORT)[i]) < 0 ||
+        span_i32(tok[14].s, c2, &I32(EV_DST_NODE)[i]) < 0 || span_i32(c2 + 1, tok[14].e, &I32(EV_DST_PORT)[i]) < 0 ||
+        span_i32(tok[15].s, tok[15].e, &I32(EV_TTL)[i]) < 0 || span_i32(tok[16].s, tok[16].e - 1, &I32(EV_NEXT_HOP)[i]) < 0)
+        return -1;
+    SETV(EV_SRC_NODE);
+    SETV(EV_SRC_PORT);
+    SETV(EV_DST_NODE);
+    SETV(EV_DST_PORT);
+    SETV(EV_TTL);
+    SETV(EV_NEXT_HOP);
+    if (is_tcp) {
+        /* [seq ack] nfwd x */
+        if (n != 21 || tok[17].s[0] != '[' || tok[18].e[-1] != ']' || !loose_int(tok[20].s, tok[20].e) ||
+            span_i64(tok[17].s + 1, tok[17].e, &I64(EV_SEQ)[i]) < 0 ||
+            span_i64(tok[18].s, tok[18].e - 1, &I64(EV_TCP_ACK)[i]) < 0 ||
+            span_i32(tok[19].s, tok[19].e, &I32(EV_N_FORWARDS)[i]) < 0)
+            return -1;
+        SETV(EV_SEQ);
+        SETV(EV_TCP_ACK);
+        SETV(EV_N_FORWARDS);
+    } else if (is_cbr) {
+        /* [seq] nfwd x */
+        if (n != 20 || tok[17].s[0] != '[' || tok[17].e[-1] != ']' || !loose_int(tok[19].s, tok[19].e) ||
+            span_i64(tok[17].s + 1, tok[17].e - 1, &I64(EV_SEQ)[i]) < 0 ||
+            span_i32(tok[18].s, tok[18].e, &I32(EV_N_FORWARDS)[i]) < 0)
+            return -1;
+        SETV(EV_SEQ);
+        SETV(EV_N_FORWARDS);
+    } else if (n > 17) {
+        put_detail(o, i, tok, 17, n);
+    }
+    return 0;
+}
+
+/* the new -t format: 0, 1 (and *energy set: the line has an -Ne >= 0), or -1 (not a line
+ * for the fast path) */
+static int new_line(Out *o, Py_ssize_t i, const Tok *tok, int n, double *energy) {
+    int at[N_KEYS];
+    for (int k = 0; k < N_KEYS; k++)
+        at[k] = -1;
+    /* ` -key (\S+)`: the first key token followed by a value, wherever it is */
+    for (int j = 1; j + 1 < n; j++) {
+        int k = key_of(tok[j]);
+        if (k >= 0 && at[k] < 0)
+            at[k] = j + 1;
+    }
+#define HAS(k) (at[k] >= 0)
+#define VS(k) tok[at[k]].s
+#define VE(k) tok[at[k]].e
+    int64_t v;
+    double x;
+    /* time, node, layer: required */
+    if (!HAS(K_T) || span_f64(VS(K_T), VE(K_T), &F64(EV_TIME)[i]) < 0)
+        return -1;
+    if (!HAS(K_NI) || span_i32(VS(K_NI), VE(K_NI), &I32(EV_NODE)[i]) < 0)
+        return -1;
+    if (!HAS(K_NL) || put_dict(o, D_LAYER, EV_LAYER, i, VS(K_NL), VE(K_NL) - VS(K_NL)) < 0)
+        return -1;
+    if (!HAS(K_NW) || tok_is(tok[at[K_NW]], "---"))
+        NULL32(EV_REASON);
+    else if (put_dict(o, D_REASON, EV_REASON, i, VS(K_NW), VE(K_NW) - VS(K_NW)) < 0)
+        return -1;
+    /* optional int32 columns */
+    static const int I32KEY[][2] = {{K_HD, EV_NEXT_HOP}, {K_IL, EV_SIZE}, {K_IF, EV_FID}, {K_IV, EV_TTL}};
+    for (int k = 0; k < 4; k++) {
+        int key = I32KEY[k][0], c = I32KEY[k][1];
+        if (!HAS(key)) {
+            NULL32(c);
+        } else {
+            if (span_i32(VS(key), VE(key), &I32(c)[i]) < 0)
+                return -1;
+            SETV(c);
+        }
+    }
+    if (!HAS(K_II)) {
+        NULL64(EV_PKT_ID);
+    } else {
+        if (span_i64(VS(K_II), VE(K_II), &I64(EV_PKT_ID)[i]) < 0)
+            return -1;
+        SETV(EV_PKT_ID);
+    }
+    static const int FKEY[][2] = {{K_NX, EV_X}, {K_NY, EV_Y}, {K_NZ, EV_Z}};
+    for (int k = 0; k < 3; k++) {
+        int key = FKEY[k][0], c = FKEY[k][1];
+        if (!HAS(key)) {
+            F64(c)[i] = 0;
+        } else {
+            if (span_f64(VS(key), VE(key), &F64(c)[i]) < 0)
+                return -1;
+            SETV(c);
+        }
+    }
+    static const int HKEY[][2] = {{K_MA, EV_MAC_DUR}, {K_MD, EV_MAC_DST}, {K_MS, EV_MAC_SRC}, {K_MT, EV_MAC_TYPE}};
+    for (int k = 0; k < 4; k++) {
+        int key = HKEY[k][0], c = HKEY[k][1];
+        if (!HAS(key)) {
+            if (c == EV_MAC_TYPE)
+                NULL32(c);
+            else
+                NULL64(c);
+        } else {
+            if (span_hex(VS(key), VE(key), c == EV_MAC_TYPE ? INT32_MAX : INT64_MAX, &v) < 0)
+                return -1;
+            if (c == EV_MAC_TYPE)
+                I32(c)[i] = (int32_t)v;
+            else
+                I64(c)[i] = v;
+            SETV(c);
+        }
+    }
+    static const int AKEY[][3] = {{K_IS, EV_SRC_NODE, EV_SRC_PORT}, {K_ID, EV_DST_NODE, EV_DST_PORT}};
+    for (int k = 0; k < 2; k++) {
+        int key = AKEY[k][0], cn = AKEY[k][1], cp = AKEY[k][2];
+        if (!HAS(key)) {
+            NULL32(cn);
+            NULL32(cp);
+        } else {
+            if (span_addr(VS(key), VE(key), &I32(cn)[i], &I32(cp)[i]) < 0)
+                return -1;
+            SETV(cn);
+            SETV(cp);
+        }
+    }
+    /* an IP part must be whole */
+    if ((HAS(K_IS) || HAS(K_ID) || HAS(K_II)) && !(HAS(K_IS) && HAS(K_ID) && HAS(K_IL) && HAS(K_II)))
+        return -1;
+    /* the protocol part: -P and what follows, to the end */
+    int tail = HAS(K_P) ? at[K_P] - 1 : -1;
+    if (HAS(K_IT)) {
+        if (put_dict(o, D_PTYPE, EV_PTYPE, i, VS(K_IT), VE(K_IT) - VS(K_IT)) < 0)
+            return -1;
+    } else if (tail >= 0 && tail + 2 < n && tok_is(tok[tail + 1], "arp")) {
+        if (put_dict(o, D_PTYPE, EV_PTYPE, i, "ARP", 3) < 0) /* ARP lines name no -It */
+            return -1;
+    } else {
+        NULL32(EV_PTYPE);
+    }
+    int is_tcp = HAS(K_PN) && tok_is(tok[at[K_PN]], "tcp");
+    int is_cbr = HAS(K_PN) && tok_is(tok[at[K_PN]], "cbr");
+    NULL64(EV_SEQ);
+    NULL64(EV_TCP_ACK);
+    NULL32(EV_N_FORWARDS);
+    if (is_tcp || is_cbr) {
+        int ks = is_tcp ? K_PS : K_PI;
+        if (!HAS(ks) || span_i64(VS(ks), VE(ks), &I64(EV_SEQ)[i]) < 0)
+            return -1;
+        SETV(EV_SEQ);
+        if (is_tcp && HAS(K_PA)) {
+            if (span_i64(VS(K_PA), VE(K_PA), &I64(EV_TCP_ACK)[i]) < 0)
+                return -1;
+            SETV(EV_TCP_ACK);
+        }
+        if (HAS(K_PF)) {
+            if (span_i32(VS(K_PF), VE(K_PF), &I32(EV_N_FORWARDS)[i]) < 0)
+                return -1;
+            SETV(EV_N_FORWARDS);
+        }
+    } else if (tail >= 0) {
+        put_detail(o, i, tok, tail, n);
+    }
+    /* -Ne >= 0: an energy reading */
+    if (HAS(K_NE)) {
+        if (span_f64(VS(K_NE), VE(K_NE), &x) < 0)
+            return -1;
+        if (x >= 0) {
+            *energy = x;
+            return 1;
+        }
+    }
+#undef HAS
+#undef VS
+#undef VE
+    return 0;
+}
+
+/* `M T N (X, Y, Z), (DX, DY), SPEED`: 0, or -1 */
+static int move_line(Out *o, Py_ssize_t j, const Tok *tok, int n, int64_t line_no) {
+    if (n != 9)
+        return -1;
+    /* the number inside each token, without its punctuation */
+    static const char *pre[9] = {"", "", "", "(", "", "", "(", "", ""};
+    static const char *post[9] = {"", "", "", ",", ",", "),", ",", "),", ""};
+    const char *s[9], *e[9];
+    for (int k = 1; k < 9; k++) {
+        size_t a = strlen(pre[k]), b = strlen(post[k]);
+        if ((size_t)(tok[k].e - tok[k].s) <= a + b || memcmp(tok[k].s, pre[k], a) != 0 ||
+            memcmp(tok[k].e - b, post[k], b) != 0)
+            return -1;
+        s[k] = tok[k].s + a;
+        e[k] = tok[k].e - b;
+    }
+    ((int64_t *)o->mv[MV_LINE_NO])[j] = line_no;
+    if (span_i32(s[2], e[2], &((int32_t *)o->mv[MV_NODE])[j]) < 0)
+        return -1;
+    static const int col[9] = {0, MV_TIME, 0, MV_X, MV_Y, MV_Z, MV_DX, MV_DY, MV_SPEED};
+    for (int k = 1; k < 9; k++)
+        if (k != 2 && span_f64(s[k], e[k], &((double *)o->mv[col[k]])[j]) < 0)
+            return -1;
+    return 0;
+}
+
+/* 0 on success; -1: not a chunk for the fast path */
+static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, Out *o, Py_ssize_t *n_ev,
+                     Py_ssize_t *n_mv, Py_ssize_t *n_en) {
+    const char *p = data, *end = data + size;
+    Py_ssize_t i = 0, j = 0, ne = 0;
+    int64_t line_no = first_line_no;
+    Tok tok[MAX_TOK];
+    I32(EV_DETAIL)[0] = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', end - p);
+        const char *le = nl;
+        if (le > p && le[-1] == '\r')
+            le--;
+        /* the tokens: printable ASCII, separated by runs of blanks, none before the first */
+        int n = 0;
+        const char *q = p;
+        while (q < le) {
+            const char *s = q;
+            while (q < le && (unsigned char)(*q - 33) < 94) /* '!' .. '~' */
+                q++;
+            if (q == s || n == MAX_TOK)
+                return -1;
+            tok[n].s = s;
+            tok[n].e = q;
+            n++;
+            if (q < le) {
+                if (*q != ' ' && *q != '\t')
+                    return -1;
+                while (q < le && (*q == ' ' || *q == '\t'))
+                    q++;
+            }
+        }
+        if (n < 2)
+            return -1; /* blank (or a lone word): the polars parser */
+        char c = tok[0].s[0];
+        if (tok[0].e - tok[0].s != 1)
+            return -1;
+        if (c == 'M') {
+            if (j >= o->mv_cap || move_line(o, j, tok, n, line_no) < 0)
+                return -1;
+            j++;
+        } else if (c == 's' || c == 'r' || c == 'f' || c == 'd' || c == 'D') {
+            I64(EV_LINE_NO)[i] = line_no;
+            I32(EV_DETAIL)[i + 1] = o->detail_len; /* NULL unless put_detail sets it */
+            int is_new = tok_is(tok[1], "-t");
+            if (put_dict(o, D_FMT, EV_FMT, i, is_new ? "new" : "old", 3) < 0)
+                return -1;
+            if (put_dict(o, D_EVENT, EV_EVENT, i, c == 'D' ? "d" : tok[0].s, 1) < 0)
+                return -1;
+            if (is_new) {
+                if (n < 3)
+                    return -1;
+                double energy = 0;
+                int rc = new_line(o, i, tok, n, &energy);
+                if (rc < 0)
+                    return -1;
+                if (rc == 1) {
+                    /* an energy row: its columns, en_cap rows each, allocated at the first */
+                    Py_ssize_t cap = o->en_cap;
+                    if (!o->en && !(o->en = PyMem_RawMalloc((size_t)cap * (8 + 8 + 4 + 8))))
+                        return -1;
+                    ((int64_t *)o->en)[ne] = line_no;
+                    ((double *)(o->en + cap * 8))[ne] = F64(EV_TIME)[i];
+                    ((int32_t *)(o->en + cap * 16))[ne] = I32(EV_NODE)[i];
+                    ((double *)(o->en + cap * 20))[ne] = energy;
+                    ne++;
+                }
+            } else if (old_line(o, i, tok, n) < 0) {
+                return -1;
+            }
+            i++;
+        } else {
+            return -1;
+        }
+        line_no++;
+        p = nl + 1;
+    }
+    *n_ev = i;
+    *n_mv = j;
+    *n_en = ne;
+    return 0;
+}
+
+static PyObject *dict_list(Dict *d) {
+    PyObject *lst = PyList_New(d->n);
+    if (!lst)
+        return NULL;
+    for (int k = 0; k < d->n; k++) {
+        PyObject *s = PyUnicode_DecodeASCII(d->s[k], d->len[k], NULL);
+        if (!s) {
+            Py_DECREF(lst);
+            return NULL;
+        }
+        PyList_SET_ITEM(lst, k, s);
+    }
+    return lst;
+}
+
+static PyObject *parse_wireless(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    long long first_line_no;
+    if (!PyArg_ParseTuple(args, "y*L", &buf, &first_line_no))
+        return NULL;
+    const char *data = (const char *)buf.buf;
+    Py_ssize_t size = buf.len;
+    PyObject *ev_cols[N_EV] = {NULL}, *ev_valid[N_EV] = {NULL}, *detail = NULL, *mv_cols[N_MV] = {NULL};
+    PyObject *result = NULL;
+    Out o;
+    memset(&o, 0, sizeof o);
+    int failed = 0; /* 1: fall back (None); 2: a Python error */
+    if (size == 0 || size > INT32_MAX || data[size - 1] != '\n') {
+        failed = 1;
+        goto done;
+    }
+    /* lines, and lines starting with 'M' */
+    Py_ssize_t n = 0, n_m = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (const char *q = data, *end = data + size; q < end;) {
+        const char *nl = memchr(q, '\n', end - q);
+        n++;
+        n_m += *q == 'M';
+        q = nl + 1;
+    }
+    Py_END_ALLOW_THREADS
+    for (int c = 0; c < N_EV; c++) {
+        ev_cols[c] = PyBytes_FromStringAndSize(NULL, (n + (c == EV_DETAIL)) * EV_WIDTH[c]);
+        if (!ev_cols[c])
+            goto error;
+        o.col[c] = PyBytes_AS_STRING(ev_cols[c]);
+        if (!EV_NOTNULL[c]) {
+            ev_valid[c] = PyBytes_FromStringAndSize(NULL, (n + 7) / 8);
+            if (!ev_valid[c])
+                goto error;
+            o.valid[c] = (uint8_t *)PyBytes_AS_STRING(ev_valid[c]);
+            memset(o.valid[c], 0, (n + 7) / 8);
+        }
+    }
+    detail = PyBytes_FromStringAndSize(NULL, size);
+    if (!detail)
+        goto error;
+    o.detail = PyBytes_AS_STRING(detail);
+    for (int c = 0; c < N_MV; c++) {
+        mv_cols[c] = PyBytes_FromStringAndSize(NULL, n_m * MV_WIDTH[c] + 1);
+        if (!mv_cols[c])
+            goto error;
+        o.mv[c] = PyBytes_AS_STRING(mv_cols[c]);
+    }
+    o.mv_cap = n_m;
+    o.en_cap = n;
+    Py_ssize_t n_ev = 0, n_mv = 0, n_en = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = parse_all(data, size, (int64_t)first_line_no, &o, &n_ev, &n_mv, &n_en);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        failed = 1;
+        goto done;
+    }
+    /* events: (n, buffers, validity) */
+    PyObject *bufs = PyTuple_New(N_EV + 1), *valid = PyTuple_New(N_EV);
+    if (!bufs || !valid) {
+        Py_XDECREF(bufs);
+        Py_XDECREF(valid);
+        goto error;
+    }
+    for (int c = 0; c < N_EV; c++) {
+        PyTuple_SET_ITEM(bufs, c, ev_cols[c]);
+        ev_cols[c] = NULL;
+        PyObject *v = ev_valid[c] ? ev_valid[c] : Py_None;
+        if (!ev_valid[c])
+            Py_INCREF(Py_None);
+        PyTuple_SET_ITEM(valid, c, v);
+        ev_valid[c] = NULL;
+    }
+    if (_PyBytes_Resize(&detail, o.detail_len) < 0) {
+        Py_DECREF(bufs);
+        Py_DECREF(valid);
+        goto error;
+    }
+    PyTuple_SET_ITEM(bufs, N_EV, detail);
+    detail = NULL;
+    PyObject *mv = PyTuple_New(N_MV), *en = PyTuple_New(N_EN);
+    if (!mv || !en) {
+        Py_XDECREF(mv);
+        Py_XDECREF(en);
+        Py_DECREF(bufs);
+        Py_DECREF(valid);
+        goto error;
+    }
+    for (int c = 0; c < N_MV; c++) {
+        PyTuple_SET_ITEM(mv, c, mv_cols[c]);
+        mv_cols[c] = NULL;
+    }
+    Py_ssize_t off = 0;
+    for (int c = 0; c < N_EN; c++) {
+        PyObject *b = PyBytes_FromStringAndSize(o.en ? o.en + off : "", n_en * EN_WIDTH[c]);
+        if (!b) {
+            Py_DECREF(mv);
+            Py_DECREF(en);
+            Py_DECREF(bufs);
+            Py_DECREF(valid);
+            goto error;
+        }
+        PyTuple_SET_ITEM(en, c, b);
+        off += o.en_cap * EN_WIDTH[c];
+    }
+    PyObject *dicts = PyTuple_New(N_DICTS);
+    if (!dicts) {
+        Py_DECREF(mv);
+        Py_DECREF(en);
+        Py_DECREF(bufs);
+        Py_DECREF(valid);
+        goto error;
+    }
+    for (int k = 0; k < N_DICTS; k++) {
+        PyObject *lst = dict_list(&o.dict[k]);
+        if (!lst) {
+            Py_DECREF(dicts);
+            Py_DECREF(mv);
+            Py_DECREF(en);
+            Py_DECREF(bufs);
+            Py_DECREF(valid);
+            goto error;
+        }
+        PyTuple_SET_ITEM(dicts, k, lst);
+    }
+    result = Py_BuildValue("(nNN)(nN)(nN)N", n_ev, bufs, valid, n_mv, mv, n_en, en, dicts);
+    goto done;
+error:
+    failed = 2;
+done:
+    for (int c = 0; c < N_EV; c++) {
+        Py_XDECREF(ev_cols[c]);
+        Py_XDECREF(ev_valid[c]);
+    }
+    for (int c = 0; c < N_MV; c++)
+        Py_XDECREF(mv_cols[c]);
+    Py_XDECREF(detail);
+    if (o.en)
+        PyMem_RawFree(o.en);
+    PyBuffer_Release(&buf);
+    if (failed == 1)
+        Py_RETURN_NONE;
+    return result; /* NULL on error */
+}
+
+static PyMethodDef methods[] = {
+    {"parse_wireless", parse_wireless, METH_VARARGS,
+     "parse_wireless(data, first_line_no) -> None | (events, movements, energy, dicts): see the module source"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wirelessc",
+                                    "The wireless parser's fast path (C); see tracekit/parsers/wireless.py", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__wirelessc(void) {
+    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (!c_locale)
+        return PyErr_NoMemory();
+    return PyModule_Create(&module);
+}
