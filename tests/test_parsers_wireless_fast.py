@@ -58,10 +58,9 @@ def _assert_same(data: bytes, first: int, monkeypatch) -> bool:
 
 
 def _fast_reads(lines: list[bytes]) -> bool:
-    """Whether the fast path is meant to take a chunk of these lines: every one an event or
-    `M` line, without an old-format [energy ...] block (blank, '#', 'v', 'N', DSR 'S' lines
-    go to the polars parser)."""
-    return all(line[:2] in (b"s ", b"r ", b"f ", b"d ", b"D ", b"M ") and b"[energy " not in line for line in lines)
+    """Whether the fast path is meant to take a chunk of these real lines: every one an
+    event, M, N or DSR's S line (blank, '#', 'v' lines go to the polars parser)."""
+    return all(line[:2] in (b"s ", b"r ", b"f ", b"d ", b"D ", b"M ", b"N ") or line[:1] == b"S" for line in lines)
 
 
 # Real ns-2 runs of tests/tcl/wireless.tcl (7 nodes, AODV or DSR, cbr and tcp flows, a
@@ -112,22 +111,23 @@ def test_real_traces_chunk_by_chunk(wl_traces, wild_traces, tmp_path, monkeypatc
                 took = _assert_same(chunk.data, chunk.first_line_no, monkeypatch)
                 assert took == _fast_reads(chunk.data.splitlines()), (path.name, chunk.first_line_no)
                 taken[path.stem] = taken.get(path.stem, 0) + took
-    # the fast path took chunks of the traces without other lines; in small chunks, also of
-    # those with a `v` line at the top, and between DSR's S and the energy model's N lines
-    expect = {"old_aodv", "new_aodv", "mixed_aodv"}
-    if chunk_bytes < 1 << 20:
-        expect |= {"wl_annot_old", "wl_annot_new", "wl_mdart", "old_dsr", "new_dsr"} | ({"new_energy"} if chunk_bytes < 1000 else set())
+    # the fast path took chunks of every trace; in 1 MiB chunks, not of the small ones with
+    # a `v` line at the top
+    expect = set(wl_traces) | ({"wl_annot_old", "wl_annot_new", "wl_mdart"} if chunk_bytes < 1 << 20 else set())
     assert {name for name, n in taken.items() if n} == expect
 
 
 def test_real_traces_have_what_the_comparison_needs(wl_traces, wild_traces, monkeypatch):
     """The chunks the fast path took hold every line shape it reads: both formats, every
     event and layer, the packet types (IP, routing, ARP, MAC control), M lines, drop reasons,
-    energy readings."""
+    energy readings of the three kinds (old [energy] blocks, new -Ne, N lines), DSR's logs."""
     seen: dict[str, set] = {"fmt": set(), "event": set(), "layer": set(), "ptype": set(), "reason": set()}
-    moves = energy = 0
+    moves = 0
+    energy: list[pl.DataFrame] = []
+    tags: set[str] = set()
     for path in [*wl_traces.values(), wild_traces["wl_mdart"]]:
-        for chunk in TraceSource.open(path).chunks(4096):
+        # (wl_mdart is one small chunk with a `v` line at the top)
+        for chunk in TraceSource.open(path).chunks(4096 if path.stem == "wl_mdart" else 1 << 16):
             tables = wireless.parse_fast(chunk.data, chunk.first_line_no)
             if tables is None:
                 continue
@@ -136,13 +136,18 @@ def test_real_traces_have_what_the_comparison_needs(wl_traces, wild_traces, monk
                 for c in seen:
                     seen[c] |= set(ev[c].cast(pl.String).drop_nulls())
             moves += tables["wireless_movements"].height if "wireless_movements" in tables else 0
-            energy += tables["wireless_energy"].height if "wireless_energy" in tables else 0
+            energy += [tables["wireless_energy"]] if "wireless_energy" in tables else []
+            if "wireless_logs" in tables:
+                tags |= set(tables["wireless_logs"]["tag"].cast(pl.String)) | ({"(node)"} if tables["wireless_logs"]["node"].null_count() else set())
     assert seen["fmt"] == {"old", "new"}
     assert seen["event"] == {"s", "r", "f", "d"}
     assert seen["layer"] >= {"AGT", "RTR", "MAC", "IFQ"}
     assert seen["ptype"] >= {"cbr", "tcp", "ack", "AODV", "DSR", "ARP", "RTS", "CTS", "ACK", "MDART"}
     assert seen["reason"] >= {"COL", "END"}
-    assert moves and energy
+    assert moves
+    en = pl.concat(energy)
+    assert en["idle_j"].null_count() and en["idle_j"].drop_nulls().len()     # -Ne and N lines; [energy] blocks
+    assert tags >= {"SFs", "SFf", "SFESTs", "Sconfig", "(node)"}
 
 
 # Real lines of each shape the fast path reads (from the traces above and the benchmark's
@@ -174,6 +179,14 @@ BASES = [
     "D -t 3.921095218 -Hs 44 -Hd 6 -Ni 44 -Nx 347.97 -Ny 759.38 -Nz 0.00 -Ne 0.000000 -Nl IFQ -Nw END -Ma 13a -Md 6 -Ms 2c -Mt 800 "
     "-Is 1.1 -Id 5.1 -It message -Il 532 -If 12 -Ii 155 -Iv 28",
     "M 5.00000 0 (815.90, 606.63, 0.00), (495.58, 381.83), 4.32",
+    "N -t 1.000116 -n 1 -e 99.989744",
+    "s 1.000000000 _0_ AGT  --- 0 cbr 512 [0 0 0 0] [energy 100.000000 ei 0.000 es 0.000 et 0.000 er 0.000] ------- [0:0 3:0 32 0] [0] 0 0",
+    "s 1.013993635 _2_ MAC  --- 0 RTS 44 [52e 3 2 0] [energy 99.988179 ei 0.010 es 0.000 et 0.001 er 0.001] ",
+    "r 1.013778635 _2_ MAC  --- 0 ARP 28 [0 ffffffff 3 806] [energy 99.988179 ei 0.010 es 0.000 et 0.001 er 0.001] ------- [REQUEST 3/3 0/2]",
+    "SFs 1.750000000 _0_ 9 [0 -> 3] 1(0) to 1 ",
+    "SFESTs 1.063705709 _0_ 0 [0 -> 3] 1(1) to 1 [0 |1 2 3 ]",
+    "Sconfig 0.00000 tap: on snoop: rts? on errs? on",
+    "SRS 2.5 _3_",
 ]
 
 NEW_KEYS = ["-t", "-Hs", "-Hd", "-Ni", "-Nx", "-Ny", "-Nz", "-Ne", "-Nl", "-Nw", "-Ma", "-Md", "-Ms", "-Mt", "-Is", "-Id",
@@ -242,14 +255,12 @@ def test_odd_lines(monkeypatch):
 
 
 def test_declined_lines_among_good_ones(monkeypatch):
-    """A line of a kind the fast path leaves to the polars parser (blank, '#', 'v', DSR 'S',
-    'N' energy, an [energy] block, a wired line, a bad line) sends the whole chunk there:
-    same tables, bad lines and messages (parse_text raises the polars parser's)."""
+    """A line of a kind the fast path leaves to the polars parser (blank, '#', 'v', a wired
+    line, a bad line of each kind) sends the whole chunk there: same tables, bad lines and
+    messages (parse_text raises the polars parser's)."""
     good = BASES[:4] + BASES[10:12] + BASES[-1:]
-    others = ["", "   ", "# a comment", "v 1.0 eval {set a 1}", "SFs 1.750000000 _0_ 9 [0 -> 3] 1(0) to 1 ",
-              "Sconfig 0.00000 tap: on snoop: rts? on errs? on", "N -t 1.000116 -n 1 -e 99.989744",
-              "s 1.000000000 _0_ AGT  --- 0 cbr 512 [0 0 0 0] [energy 100.000000 ei 0.000 es 0.000 et 0.000 er 0.000] "
-              "------- [0:0 3:0 32 0] [0] 0 0",
+    others = ["", "   ", "# a comment", "v 1.0 eval {set a 1}", "SFs x _0_ 9", "S1 2.0 x", "N -t 1.000116 -n 1",
+              "s 1.000000000 _0_ AGT  --- 0 cbr 512 [0 0 0 0] [energy 100.000000 ei 0.000 es] ------- [0:0 3:0 32 0] [0] 0 0",
               "+ 0.1 1 2 cbr 500 ------- 2 1.0 3.1 0 0", "s 0.5 _0_ AGT", "x y z", "s -t x -Ni 1 -Nl AGT", "M 1.0 2 (1, 2)"]
     for line in others:
         data = ("\n".join(good[:3] + [line] + good[3:]) + "\n").encode()
@@ -300,8 +311,8 @@ def test_random_numbers_read_alike(monkeypatch):
 
 def test_ingest_stores_the_same_tables(wl_traces, tmp_path, monkeypatch):
     """Whole ingests, fast and pure: the stored Parquet tables are equal, types included."""
-    tables = ("wireless_events", "wireless_movements", "wireless_energy")
-    for name in ("mixed_aodv", "new_aodv"):     # mixed: AGT lines new, the others old
+    tables = ("wireless_events", "wireless_movements", "wireless_logs")
+    for name in ("mixed_aodv", "old_dsr"):     # mixed: AGT lines new, the others old
         got = {}
         for fast in (True, False):
             with monkeypatch.context() as m:

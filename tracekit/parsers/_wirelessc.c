@@ -1,34 +1,36 @@
-/* The fast path of the wireless parser (tracekit/parsers/wireless.py): the event lines of
- * the old CMU format and of the new `-t` format, and the `M` movement lines, straight into
- * column buffers in one pass over a chunk of complete lines, with the GIL released.
+/* The fast path of the wireless parser (tracekit/parsers/wireless.py): the lines of a
+ * wireless trace -- old CMU format and new `-t` format events, `M` movements, `N` energy
+ * readings, DSR's own `S...` lines -- straight into column buffers in one pass over a chunk
+ * of complete lines, with the GIL released.
  *
  * It reads each line as the polars parser does -- the whitespace normalised (runs of blanks
  * are one separator; blanks at the end and a "\r" before the "\n" go), the old format by
  * position, the new one as `-key value` pairs, the first occurrence of a key winning -- but
  * accepts only chunks whose every line is one it reads exactly as that parser would:
- *   - old: `E T _N_ LAYER REASON UID TYPE SIZE [h h h h]` then nothing (MAC control frames),
- *     or `------- [s:p d:p ttl nh]` and the protocol part (`[seq ack] nfwd x` for tcp/ack,
- *     `[seq] nfwd x` for cbr, verbatim in detail for any other type), or a part that is not
- *     an IP header (ARP's `------- [REQUEST ...]`), verbatim in detail;
+ *   - old: `E T _N_ LAYER REASON UID TYPE SIZE [h h h h]`, an optional `[energy ...]` block,
+ *     then nothing (MAC control frames), or `------- [s:p d:p ttl nh]` and the protocol part
+ *     (`[seq ack] nfwd x` for tcp/ack, `[seq] nfwd x` for cbr, verbatim in detail for any
+ *     other type), or a part that is not an IP header (ARP's `------- [REQUEST ...]`),
+ *     verbatim in detail;
  *   - new: every key the polars parser reads, where present, in its plain form; an IP part
  *     (-Is/-Id/-Ii) complete; tcp/cbr with their sequence number;
- *   - `M T N (X, Y, Z), (DX, DY), SPEED`.
+ *   - `M T N (X, Y, Z), (DX, DY), SPEED`, `N -t T -n N -e E`, `S<tag> T [_N_] text`.
  * Numbers must be in the plain form ns-2 prints (no '+', no leading zeros, decimal ints in
  * their column's range, hex in lower case, finite floats). Anything else in the chunk -- a
- * blank, '#', 'v', 'N', DSR 'S' line, an old-format [energy ...] block, a malformed line,
- * an odd number, a control byte or one above 127 -- and parse_wireless returns None: the
- * caller parses the chunk with the polars parser, which also explains bad lines. So this
+ * blank, '#' or 'v' line, a malformed line, an odd number, a control byte or one above 127,
+ * more than 64 distinct values in a dictionary column -- and parse_wireless returns None:
+ * the caller parses the chunk with the polars parser, which also explains bad lines. So this
  * file decides nothing the polars parser does not (tests/test_parsers_wireless_fast.py
  * compares the two).
  *
- * parse_wireless(data: bytes, first_line_no: int) -> None | (events, movements, energy, dicts)
- *   events:    (n, buffers, validity) for wireless_events' columns in schema order (EV_*
- *              below; dictionary columns as int32 codes; detail as int32 offsets + data, two
- *              buffers); validity: a bitmap per column or None (no nulls)
- *   movements: (n, buffers) for wireless_movements' columns
- *   energy:    (n, buffers) for wireless_energy's first four columns (line_no, time, node,
- *              energy_j: a new-format -Ne >= 0; the other columns are NULL)
- *   dicts:     the values of the codes of fmt, event, layer, reason, ptype (lists of str)
+ * parse_wireless(data: bytes, first_line_no: int) -> None | (events, movements, energy, logs, dicts)
+ *   each table: (n_rows, buffers, validity) with one buffer per column of its schema in
+ *               wireless.py, in order (little-endian values; dictionary columns as int32
+ *               codes; a string column as its n + 1 int32 offsets, its characters being the
+ *               last buffer) and a validity bitmap (Arrow layout) per column or None (no
+ *               NULLs); movements have no NULLs and no validity
+ *   dicts:      the values of the codes of events' fmt, event, layer, reason, ptype and of
+ *               logs' tag (lists of str, code order)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -50,9 +52,11 @@ static const int EV_NOTNULL[N_EV] = {[EV_LINE_NO] = 1, [EV_FMT] = 1, [EV_EVENT] 
                                      [EV_LAYER] = 1};
 enum { MV_LINE_NO, MV_TIME, MV_NODE, MV_X, MV_Y, MV_Z, MV_DX, MV_DY, MV_SPEED, N_MV };
 static const int MV_WIDTH[N_MV] = {8, 8, 4, 8, 8, 8, 8, 8, 8};
-enum { EN_LINE_NO, EN_TIME, EN_NODE, EN_ENERGY, N_EN };
-static const int EN_WIDTH[N_EN] = {8, 8, 4, 8};
-enum { D_FMT, D_EVENT, D_LAYER, D_REASON, D_PTYPE, N_DICTS };
+enum { EN_LINE_NO, EN_TIME, EN_NODE, EN_ENERGY, EN_IDLE, EN_SLEEP, EN_TX, EN_RX, N_EN };
+static const int EN_WIDTH[N_EN] = {8, 8, 4, 8, 8, 8, 8, 8};
+enum { LG_LINE_NO, LG_TAG, LG_TIME, LG_NODE, LG_TEXT, N_LG };
+static const int LG_WIDTH[N_LG] = {8, 4, 8, 4, 4};
+enum { D_FMT, D_EVENT, D_LAYER, D_REASON, D_PTYPE, D_TAG, N_DICTS };
 
 #define MAX_DICT 64
 #define MAX_TOK 160
@@ -342,8 +346,17 @@ typedef struct {
     int32_t detail_len;
     char *mv[N_MV];
     Py_ssize_t mv_cap;
-    char *en; /* N_EN columns of en_cap rows each, allocated at the first energy row */
-    Py_ssize_t en_cap;
+    /* energy rows: N_EN columns of en_cap rows each and the validity of the last four (the
+     * old format's [energy] block), in one block allocated at the first energy row */
+    char *en, *en_col[N_EN];
+    uint8_t *en_valid;
+    Py_ssize_t en_cap, n_en;
+    /* DSR's log lines: N_LG columns of lg_cap rows each, validity of node and text, the
+     * characters of text; one block */
+    char *lg, *lg_col[N_LG], *lg_text;
+    uint8_t *lg_valid[N_LG];
+    int32_t lg_text_len;
+    Py_ssize_t lg_cap, n_lg;
     Dict dict[N_DICTS];
 } Out;
 
@@ -355,19 +368,50 @@ typedef struct {
 #define NULL64(c) (I64(c)[i] = 0)
 #define NULL32(c) (I32(c)[i] = 0)
 
-/* tok[k..n) joined by single spaces as row i's detail (the normalised text) */
-static inline void put_detail(Out *o, Py_ssize_t i, const Tok *tok, int k, int n) {
-    int32_t *off = I32(EV_DETAIL);
-    char *d = o->detail + o->detail_len;
+/* tok[k..n) joined by single spaces (the normalised text) at text + *len; the new *len */
+static inline int32_t put_text(char *text, int32_t *len, const Tok *tok, int k, int n) {
+    char *d = text + *len;
     for (int j = k; j < n; j++) {
         if (j > k)
             *d++ = ' ';
         memcpy(d, tok[j].s, tok[j].e - tok[j].s);
         d += tok[j].e - tok[j].s;
     }
-    o->detail_len = (int32_t)(d - o->detail);
-    off[i + 1] = o->detail_len;
+    *len = (int32_t)(d - text);
+    return *len;
+}
+
+/* tok[k..n) as row i's detail */
+static inline void put_detail(Out *o, Py_ssize_t i, const Tok *tok, int k, int n) {
+    I32(EV_DETAIL)[i + 1] = put_text(o->detail, &o->detail_len, tok, k, n);
     SETV(EV_DETAIL);
+}
+
+/* an energy row; e[1..4] (idle, sleep, tx, rx) only with all5 (else NULL). -1: no memory */
+static int add_energy(Out *o, int64_t line_no, double time, int32_t node, const double *e, int all5) {
+    if (!o->en) {
+        Py_ssize_t cap = o->en_cap, off = 0;
+        size_t bytes = (size_t)(cap + 7) / 8;
+        for (int c = 0; c < N_EN; c++)
+            bytes += (size_t)cap * EN_WIDTH[c];
+        if (!(o->en = PyMem_RawCalloc(bytes, 1)))
+            return -1;
+        for (int c = 0; c < N_EN; c++) {
+            o->en_col[c] = o->en + off;
+            off += cap * EN_WIDTH[c];
+        }
+        o->en_valid = (uint8_t *)o->en + off;
+    }
+    Py_ssize_t k = o->n_en++;
+    ((int64_t *)o->en_col[EN_LINE_NO])[k] = line_no;
+    ((double *)o->en_col[EN_TIME])[k] = time;
+    ((int32_t *)o->en_col[EN_NODE])[k] = node;
+    ((double *)o->en_col[EN_ENERGY])[k] = e[0];
+    for (int c = 1; c < 5; c++)
+        ((double *)o->en_col[EN_ENERGY + c])[k] = all5 ? e[c] : 0;
+    if (all5)
+        o->en_valid[k >> 3] |= (uint8_t)(1u << (k & 7));
+    return 0;
 }
 
 static inline int put_dict(Out *o, int dict, int c, Py_ssize_t i, const char *s, Py_ssize_t len) {
@@ -380,8 +424,26 @@ static inline int put_dict(Out *o, int dict, int c, Py_ssize_t i, const char *s,
     return 0;
 }
 
-/* the old CMU format: 0, or -1 (not a line for the fast path) */
-static int old_line(Out *o, Py_ssize_t i, const Tok *tok, int n) {
+/* `[energy E ei I es S et T er R]` at tok[b..b+10): 0 (e[] set), or -1 */
+static int energy_block(const Tok *tok, int b, int n, double *e) {
+    static const char *names[4] = {"ei", "es", "et", "er"};
+    if (b + 10 > n || !tok_is(tok[b], "[energy") || span_f64(tok[b + 1].s, tok[b + 1].e, &e[0]) < 0)
+        return -1;
+    for (int k = 0; k < 4; k++) {
+        Tok v = tok[b + 3 + 2 * k];
+        if (!tok_is(tok[b + 2 + 2 * k], names[k]))
+            return -1;
+        if (k == 3 && (v.e[-1] != ']' || v.e - v.s < 2))
+            return -1;
+        if (span_f64(v.s, k == 3 ? v.e - 1 : v.e, &e[k + 1]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* the old CMU format: 0, 1 (the line has an [energy] block: e[] set), or -1 (not a line for
+ * the fast path) */
+static int old_line(Out *o, Py_ssize_t i, const Tok *tok, int n, double *e) {
     int64_t v;
     if (n < 12)
         return -1;
@@ -431,30 +493,37 @@ static int old_line(Out *o, Py_ssize_t i, const Tok *tok, int n) {
     NULL64(EV_SEQ);
     NULL64(EV_TCP_ACK);
     NULL32(EV_N_FORWARDS);
+    /* an energy block (an energy model), then the rest from tok[b] */
+    int b = 12, rc = 0;
+    if (n > 12 && tok_is(tok[12], "[energy")) {
+        if (energy_block(tok, 12, n, e) < 0)
+            return -1; /* not whole: the polars parser */
+        b = 22;
+        rc = 1;
+    }
     /* the IP part: `X [s:p d:p ttl nh]`, loosely as the polars parser's _OLD_IP has it */
     const char *c1, *c2;
-    int ip = n >= 17 && tok[13].s[0] == '[' && loose_pair(tok[13].s + 1, tok[13].e, &c1) &&
-             loose_pair(tok[14].s, tok[14].e, &c2) && loose_int(tok[15].s, tok[15].e) && tok[16].e[-1] == ']' &&
-             loose_int(tok[16].s, tok[16].e - 1);
-    if (n > 12 && tok_is(tok[12], "[energy"))
-        return -1; /* an energy block: the polars parser reads those */
+    int ip = n >= b + 5 && tok[b + 1].s[0] == '[' && loose_pair(tok[b + 1].s + 1, tok[b + 1].e, &c1) &&
+             loose_pair(tok[b + 2].s, tok[b + 2].e, &c2) && loose_int(tok[b + 3].s, tok[b + 3].e) &&
+             tok[b + 4].e[-1] == ']' && loose_int(tok[b + 4].s, tok[b + 4].e - 1);
     if (!ip) {
         I32(EV_SRC_NODE)[i] = I32(EV_SRC_PORT)[i] = I32(EV_DST_NODE)[i] = I32(EV_DST_PORT)[i] = 0;
         I32(EV_TTL)[i] = I32(EV_NEXT_HOP)[i] = 0;
         if (is_tcp || is_cbr)
             return -1; /* a bad line */
-        if (n == 12)
-            return 0; /* MAC control frames: no detail */
+        if (n == b)
+            return rc; /* MAC control frames: no detail */
         /* the rest verbatim, without a leading `-+ ` */
         int dashes = 1;
-        for (const char *p = tok[12].s; p < tok[12].e; p++)
+        for (const char *p = tok[b].s; p < tok[b].e; p++)
             dashes &= *p == '-';
-        put_detail(o, i, tok, dashes && n > 13 ? 13 : 12, n);
-        return 0;
+        put_detail(o, i, tok, dashes && n > b + 1 ? b + 1 : b, n);
+        return rc;
     }
-    if (span_i32(tok[13].s + 1, c1, &I32(EV_SRC_NODE)[i]) < 0 || span_i32(c1 + 1, tok[13].e, &I32(EV_SRC_PORT)[i]) < 0 ||
-        span_i32(tok[14].s, c2, &I32(EV_DST_NODE)[i]) < 0 || span_i32(c2 + 1, tok[14].e, &I32(EV_DST_PORT)[i]) < 0 ||
-        span_i32(tok[15].s, tok[15].e, &I32(EV_TTL)[i]) < 0 || span_i32(tok[16].s, tok[16].e - 1, &I32(EV_NEXT_HOP)[i]) < 0)
+    if (span_i32(tok[b + 1].s + 1, c1, &I32(EV_SRC_NODE)[i]) < 0 || span_i32(c1 + 1, tok[b + 1].e, &I32(EV_SRC_PORT)[i]) < 0 ||
+        span_i32(tok[b + 2].s, c2, &I32(EV_DST_NODE)[i]) < 0 || span_i32(c2 + 1, tok[b + 2].e, &I32(EV_DST_PORT)[i]) < 0 ||
+        span_i32(tok[b + 3].s, tok[b + 3].e, &I32(EV_TTL)[i]) < 0 ||
+        span_i32(tok[b + 4].s, tok[b + 4].e - 1, &I32(EV_NEXT_HOP)[i]) < 0)
         return -1;
     SETV(EV_SRC_NODE);
     SETV(EV_SRC_PORT);
@@ -462,28 +531,28 @@ static int old_line(Out *o, Py_ssize_t i, const Tok *tok, int n) {
     SETV(EV_DST_PORT);
     SETV(EV_TTL);
     SETV(EV_NEXT_HOP);
+    const Tok *t = tok + b + 5; /* the protocol part */
+    int np = n - b - 5;
     if (is_tcp) {
         /* [seq ack] nfwd x */
-        if (n != 21 || tok[17].s[0] != '[' || tok[18].e[-1] != ']' || !loose_int(tok[20].s, tok[20].e) ||
-            span_i64(tok[17].s + 1, tok[17].e, &I64(EV_SEQ)[i]) < 0 ||
-            span_i64(tok[18].s, tok[18].e - 1, &I64(EV_TCP_ACK)[i]) < 0 ||
-            span_i32(tok[19].s, tok[19].e, &I32(EV_N_FORWARDS)[i]) < 0)
+        if (np != 4 || t[0].s[0] != '[' || t[1].e[-1] != ']' || !loose_int(t[3].s, t[3].e) ||
+            span_i64(t[0].s + 1, t[0].e, &I64(EV_SEQ)[i]) < 0 || span_i64(t[1].s, t[1].e - 1, &I64(EV_TCP_ACK)[i]) < 0 ||
+            span_i32(t[2].s, t[2].e, &I32(EV_N_FORWARDS)[i]) < 0)
             return -1;
         SETV(EV_SEQ);
         SETV(EV_TCP_ACK);
         SETV(EV_N_FORWARDS);
     } else if (is_cbr) {
         /* [seq] nfwd x */
-        if (n != 20 || tok[17].s[0] != '[' || tok[17].e[-1] != ']' || !loose_int(tok[19].s, tok[19].e) ||
-            span_i64(tok[17].s + 1, tok[17].e - 1, &I64(EV_SEQ)[i]) < 0 ||
-            span_i32(tok[18].s, tok[18].e, &I32(EV_N_FORWARDS)[i]) < 0)
+        if (np != 3 || t[0].s[0] != '[' || t[0].e[-1] != ']' || !loose_int(t[2].s, t[2].e) ||
+            span_i64(t[0].s + 1, t[0].e - 1, &I64(EV_SEQ)[i]) < 0 || span_i32(t[1].s, t[1].e, &I32(EV_N_FORWARDS)[i]) < 0)
             return -1;
         SETV(EV_SEQ);
         SETV(EV_N_FORWARDS);
-    } else if (n > 17) {
-        put_detail(o, i, tok, 17, n);
+    } else if (np > 0) {
+        put_detail(o, i, tok, b + 5, n);
     }
-    return 0;
+    return rc;
 }
 
 /* the new -t format: 0, 1 (and *energy set: the line has an -Ne >= 0), or -1 (not a line
@@ -653,11 +722,53 @@ static int move_line(Out *o, Py_ssize_t j, const Tok *tok, int n, int64_t line_n
     return 0;
 }
 
+/* `N -t T -n NODE -e E` (an energy model's line): 0, or -1 */
+static int nrg_line(Out *o, const Tok *tok, int n, int64_t line_no) {
+    double e[5] = {0}, t;
+    int32_t node;
+    if (n != 7 || !tok_is(tok[1], "-t") || !tok_is(tok[3], "-n") || !tok_is(tok[5], "-e") ||
+        span_f64(tok[2].s, tok[2].e, &t) < 0 || span_i32(tok[4].s, tok[4].e, &node) < 0 ||
+        span_f64(tok[6].s, tok[6].e, &e[0]) < 0)
+        return -1;
+    return add_energy(o, line_no, t, node, e, 0);
+}
+
+/* DSR's `S<tag> T [_N_] text` lines: 0, or -1 */
+static int log_line(Out *o, const Tok *tok, int n, int64_t line_no) {
+    Py_ssize_t k = o->n_lg;
+    char c = tok[0].s[1];
+    if (k >= o->lg_cap || tok[0].e - tok[0].s < 2 || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'))
+        return -1;
+    int code = dict_code(&o->dict[D_TAG], tok[0].s, tok[0].e - tok[0].s);
+    if (code < 0 || span_f64(tok[1].s, tok[1].e, &((double *)o->lg_col[LG_TIME])[k]) < 0)
+        return -1;
+    ((int64_t *)o->lg_col[LG_LINE_NO])[k] = line_no;
+    ((int32_t *)o->lg_col[LG_TAG])[k] = code;
+    /* ` _N_` after the time is the node (the polars parser's _SLINE), the rest is text */
+    int t = 2;
+    ((int32_t *)o->lg_col[LG_NODE])[k] = 0;
+    if (n > 2 && tok[2].e - tok[2].s >= 3 && tok[2].s[0] == '_' && tok[2].e[-1] == '_' &&
+        loose_int(tok[2].s + 1, tok[2].e - 1)) {
+        if (span_i32(tok[2].s + 1, tok[2].e - 1, &((int32_t *)o->lg_col[LG_NODE])[k]) < 0)
+            return -1;
+        o->lg_valid[LG_NODE][k >> 3] |= (uint8_t)(1u << (k & 7));
+        t = 3;
+    }
+    int32_t *off = (int32_t *)o->lg_col[LG_TEXT];
+    off[k + 1] = o->lg_text_len;
+    if (n > t) {
+        off[k + 1] = put_text(o->lg_text, &o->lg_text_len, tok, t, n);
+        o->lg_valid[LG_TEXT][k >> 3] |= (uint8_t)(1u << (k & 7));
+    }
+    o->n_lg++;
+    return 0;
+}
+
 /* 0 on success; -1: not a chunk for the fast path */
 static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, Out *o, Py_ssize_t *n_ev,
-                     Py_ssize_t *n_mv, Py_ssize_t *n_en) {
+                     Py_ssize_t *n_mv) {
     const char *p = data, *end = data + size;
-    Py_ssize_t i = 0, j = 0, ne = 0;
+    Py_ssize_t i = 0, j = 0;
     int64_t line_no = first_line_no;
     Tok tok[MAX_TOK];
     I32(EV_DETAIL)[0] = 0;
@@ -688,12 +799,18 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
         if (n < 2)
             return -1; /* blank (or a lone word): the polars parser */
         char c = tok[0].s[0];
-        if (tok[0].e - tok[0].s != 1)
+        if (c == 'S') {
+            if (log_line(o, tok, n, line_no) < 0)
+                return -1;
+        } else if (tok[0].e - tok[0].s != 1) {
             return -1;
-        if (c == 'M') {
+        } else if (c == 'M') {
             if (j >= o->mv_cap || move_line(o, j, tok, n, line_no) < 0)
                 return -1;
             j++;
+        } else if (c == 'N') {
+            if (nrg_line(o, tok, n, line_no) < 0)
+                return -1;
         } else if (c == 's' || c == 'r' || c == 'f' || c == 'd' || c == 'D') {
             I64(EV_LINE_NO)[i] = line_no;
             I32(EV_DETAIL)[i + 1] = o->detail_len; /* NULL unless put_detail sets it */
@@ -702,27 +819,16 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
                 return -1;
             if (put_dict(o, D_EVENT, EV_EVENT, i, c == 'D' ? "d" : tok[0].s, 1) < 0)
                 return -1;
-            if (is_new) {
-                if (n < 3)
-                    return -1;
-                double energy = 0;
-                int rc = new_line(o, i, tok, n, &energy);
-                if (rc < 0)
-                    return -1;
-                if (rc == 1) {
-                    /* an energy row: its columns, en_cap rows each, allocated at the first */
-                    Py_ssize_t cap = o->en_cap;
-                    if (!o->en && !(o->en = PyMem_RawMalloc((size_t)cap * (8 + 8 + 4 + 8))))
-                        return -1;
-                    ((int64_t *)o->en)[ne] = line_no;
-                    ((double *)(o->en + cap * 8))[ne] = F64(EV_TIME)[i];
-                    ((int32_t *)(o->en + cap * 16))[ne] = I32(EV_NODE)[i];
-                    ((double *)(o->en + cap * 20))[ne] = energy;
-                    ne++;
-                }
-            } else if (old_line(o, i, tok, n) < 0) {
+            double e[5] = {0};
+            int rc;
+            if (is_new)
+                rc = n < 3 ? -1 : new_line(o, i, tok, n, &e[0]);
+            else
+                rc = old_line(o, i, tok, n, e);
+            if (rc < 0)
                 return -1;
-            }
+            if (rc == 1 && add_energy(o, line_no, F64(EV_TIME)[i], I32(EV_NODE)[i], e, !is_new) < 0)
+                return -1;
             i++;
         } else {
             return -1;
@@ -732,7 +838,6 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
     }
     *n_ev = i;
     *n_mv = j;
-    *n_en = ne;
     return 0;
 }
 
@@ -751,6 +856,40 @@ static PyObject *dict_list(Dict *d) {
     return lst;
 }
 
+/* (n, (buffer per column..., [text]), (validity per column or None...)) of a small table
+ * whose columns are raw arrays: copied into bytes */
+static PyObject *small_table(Py_ssize_t n, int ncol, const int *width, char *const *col, uint8_t *const *valid,
+                             const char *text, Py_ssize_t text_len) {
+    PyObject *bufs = PyTuple_New(ncol + (text != NULL)), *vals = PyTuple_New(ncol);
+    if (!bufs || !vals)
+        goto error;
+    for (int c = 0; c < ncol; c++) {
+        /* a string column's offsets: n + 1 of them */
+        Py_ssize_t len = (n + (text != NULL && c == ncol - 1)) * width[c];
+        PyObject *b = PyBytes_FromStringAndSize(n ? col[c] : "", n ? len : 0);
+        if (!b)
+            goto error;
+        PyTuple_SET_ITEM(bufs, c, b);
+        PyObject *v = valid && valid[c] && n ? PyBytes_FromStringAndSize((const char *)valid[c], (n + 7) / 8) : Py_None;
+        if (!v)
+            goto error;
+        if (v == Py_None)
+            Py_INCREF(v);
+        PyTuple_SET_ITEM(vals, c, v);
+    }
+    if (text) {
+        PyObject *b = PyBytes_FromStringAndSize(text, text_len);
+        if (!b)
+            goto error;
+        PyTuple_SET_ITEM(bufs, ncol, b);
+    }
+    return Py_BuildValue("(nNN)", n, bufs, vals);
+error:
+    Py_XDECREF(bufs);
+    Py_XDECREF(vals);
+    return NULL;
+}
+
 static PyObject *parse_wireless(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer buf;
@@ -760,64 +899,84 @@ static PyObject *parse_wireless(PyObject *self, PyObject *args) {
     const char *data = (const char *)buf.buf;
     Py_ssize_t size = buf.len;
     PyObject *ev_cols[N_EV] = {NULL}, *ev_valid[N_EV] = {NULL}, *detail = NULL, *mv_cols[N_MV] = {NULL};
-    PyObject *result = NULL;
+    PyObject *ev = NULL, *mv = NULL, *en = NULL, *lg = NULL, *dicts = NULL, *result = NULL;
     Out o;
     memset(&o, 0, sizeof o);
-    int failed = 0; /* 1: fall back (None); 2: a Python error */
+    int fallback = 0;
     if (size == 0 || size > INT32_MAX || data[size - 1] != '\n') {
-        failed = 1;
+        fallback = 1;
         goto done;
     }
-    /* lines, and lines starting with 'M' */
-    Py_ssize_t n = 0, n_m = 0;
+    /* lines, and lines starting with 'M', 'S' */
+    Py_ssize_t n = 0, n_m = 0, n_s = 0;
     Py_BEGIN_ALLOW_THREADS
     for (const char *q = data, *end = data + size; q < end;) {
         const char *nl = memchr(q, '\n', end - q);
         n++;
         n_m += *q == 'M';
+        n_s += *q == 'S';
         q = nl + 1;
     }
     Py_END_ALLOW_THREADS
     for (int c = 0; c < N_EV; c++) {
         ev_cols[c] = PyBytes_FromStringAndSize(NULL, (n + (c == EV_DETAIL)) * EV_WIDTH[c]);
         if (!ev_cols[c])
-            goto error;
+            goto done;
         o.col[c] = PyBytes_AS_STRING(ev_cols[c]);
         if (!EV_NOTNULL[c]) {
             ev_valid[c] = PyBytes_FromStringAndSize(NULL, (n + 7) / 8);
             if (!ev_valid[c])
-                goto error;
+                goto done;
             o.valid[c] = (uint8_t *)PyBytes_AS_STRING(ev_valid[c]);
             memset(o.valid[c], 0, (n + 7) / 8);
         }
     }
     detail = PyBytes_FromStringAndSize(NULL, size);
     if (!detail)
-        goto error;
+        goto done;
     o.detail = PyBytes_AS_STRING(detail);
     for (int c = 0; c < N_MV; c++) {
         mv_cols[c] = PyBytes_FromStringAndSize(NULL, n_m * MV_WIDTH[c] + 1);
         if (!mv_cols[c])
-            goto error;
+            goto done;
         o.mv[c] = PyBytes_AS_STRING(mv_cols[c]);
     }
     o.mv_cap = n_m;
     o.en_cap = n;
-    Py_ssize_t n_ev = 0, n_mv = 0, n_en = 0;
+    if (n_s) {
+        /* the log columns, two bitmaps and the text, in one zeroed block */
+        size_t bytes = (size_t)size + 2 * (size_t)((n_s + 7) / 8) + 4;
+        for (int c = 0; c < N_LG; c++)
+            bytes += (size_t)(n_s + 1) * LG_WIDTH[c];
+        if (!(o.lg = PyMem_RawCalloc(bytes, 1))) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        char *q = o.lg;
+        for (int c = 0; c < N_LG; c++) {
+            o.lg_col[c] = q;
+            q += (n_s + 1) * LG_WIDTH[c];
+        }
+        o.lg_valid[LG_NODE] = (uint8_t *)q;
+        o.lg_valid[LG_TEXT] = (uint8_t *)q + (n_s + 7) / 8;
+        o.lg_text = q + 2 * ((n_s + 7) / 8);
+        o.lg_cap = n_s;
+    }
+    Py_ssize_t n_ev = 0, n_mv = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = parse_all(data, size, (int64_t)first_line_no, &o, &n_ev, &n_mv, &n_en);
+    rc = parse_all(data, size, (int64_t)first_line_no, &o, &n_ev, &n_mv);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
-        failed = 1;
+        fallback = 1;
         goto done;
     }
-    /* events: (n, buffers, validity) */
+    /* events: (n, buffers, validity), the buffers ending with detail's characters */
     PyObject *bufs = PyTuple_New(N_EV + 1), *valid = PyTuple_New(N_EV);
-    if (!bufs || !valid) {
+    if (!bufs || !valid || _PyBytes_Resize(&detail, o.detail_len) < 0) {
         Py_XDECREF(bufs);
         Py_XDECREF(valid);
-        goto error;
+        goto done;
     }
     for (int c = 0; c < N_EV; c++) {
         PyTuple_SET_ITEM(bufs, c, ev_cols[c]);
@@ -828,62 +987,34 @@ static PyObject *parse_wireless(PyObject *self, PyObject *args) {
         PyTuple_SET_ITEM(valid, c, v);
         ev_valid[c] = NULL;
     }
-    if (_PyBytes_Resize(&detail, o.detail_len) < 0) {
-        Py_DECREF(bufs);
-        Py_DECREF(valid);
-        goto error;
-    }
     PyTuple_SET_ITEM(bufs, N_EV, detail);
     detail = NULL;
-    PyObject *mv = PyTuple_New(N_MV), *en = PyTuple_New(N_EN);
-    if (!mv || !en) {
-        Py_XDECREF(mv);
-        Py_XDECREF(en);
-        Py_DECREF(bufs);
-        Py_DECREF(valid);
-        goto error;
-    }
+    if (!(ev = Py_BuildValue("(nNN)", n_ev, bufs, valid)))
+        goto done;
+    /* movements: (n, buffers) */
+    PyObject *mvb = PyTuple_New(N_MV);
+    if (!mvb)
+        goto done;
     for (int c = 0; c < N_MV; c++) {
-        PyTuple_SET_ITEM(mv, c, mv_cols[c]);
+        PyTuple_SET_ITEM(mvb, c, mv_cols[c]);
         mv_cols[c] = NULL;
     }
-    Py_ssize_t off = 0;
-    for (int c = 0; c < N_EN; c++) {
-        PyObject *b = PyBytes_FromStringAndSize(o.en ? o.en + off : "", n_en * EN_WIDTH[c]);
-        if (!b) {
-            Py_DECREF(mv);
-            Py_DECREF(en);
-            Py_DECREF(bufs);
-            Py_DECREF(valid);
-            goto error;
-        }
-        PyTuple_SET_ITEM(en, c, b);
-        off += o.en_cap * EN_WIDTH[c];
-    }
-    PyObject *dicts = PyTuple_New(N_DICTS);
-    if (!dicts) {
-        Py_DECREF(mv);
-        Py_DECREF(en);
-        Py_DECREF(bufs);
-        Py_DECREF(valid);
-        goto error;
-    }
+    if (!(mv = Py_BuildValue("(nN)", n_mv, mvb)))
+        goto done;
+    uint8_t *en_valid[N_EN] = {NULL, NULL, NULL, NULL, o.en_valid, o.en_valid, o.en_valid, o.en_valid};
+    if (!(en = small_table(o.n_en, N_EN, EN_WIDTH, o.en_col, en_valid, NULL, 0)))
+        goto done;
+    if (!(lg = small_table(o.n_lg, N_LG, LG_WIDTH, o.lg_col, o.lg_valid, o.lg_text ? o.lg_text : "", o.lg_text_len)))
+        goto done;
+    if (!(dicts = PyTuple_New(N_DICTS)))
+        goto done;
     for (int k = 0; k < N_DICTS; k++) {
         PyObject *lst = dict_list(&o.dict[k]);
-        if (!lst) {
-            Py_DECREF(dicts);
-            Py_DECREF(mv);
-            Py_DECREF(en);
-            Py_DECREF(bufs);
-            Py_DECREF(valid);
-            goto error;
-        }
+        if (!lst)
+            goto done;
         PyTuple_SET_ITEM(dicts, k, lst);
     }
-    result = Py_BuildValue("(nNN)(nN)(nN)N", n_ev, bufs, valid, n_mv, mv, n_en, en, dicts);
-    goto done;
-error:
-    failed = 2;
+    result = PyTuple_Pack(5, ev, mv, en, lg, dicts);
 done:
     for (int c = 0; c < N_EV; c++) {
         Py_XDECREF(ev_cols[c]);
@@ -892,17 +1023,22 @@ done:
     for (int c = 0; c < N_MV; c++)
         Py_XDECREF(mv_cols[c]);
     Py_XDECREF(detail);
-    if (o.en)
-        PyMem_RawFree(o.en);
+    Py_XDECREF(ev);
+    Py_XDECREF(mv);
+    Py_XDECREF(en);
+    Py_XDECREF(lg);
+    Py_XDECREF(dicts);
+    PyMem_RawFree(o.en);
+    PyMem_RawFree(o.lg);
     PyBuffer_Release(&buf);
-    if (failed == 1)
+    if (fallback)
         Py_RETURN_NONE;
-    return result; /* NULL on error */
+    return result; /* NULL (an exception set) on error */
 }
 
 static PyMethodDef methods[] = {
     {"parse_wireless", parse_wireless, METH_VARARGS,
-     "parse_wireless(data, first_line_no) -> None | (events, movements, energy, dicts): see the module source"},
+     "parse_wireless(data, first_line_no) -> None | (events, movements, energy, logs, dicts): see the module source"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wirelessc",

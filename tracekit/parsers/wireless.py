@@ -212,29 +212,26 @@ def _columns(schema: pa.Schema, n: int, bufs, valid=None, dicts=None) -> pa.Tabl
     return pa.Table.from_arrays(arrays, names=schema.names)
 
 
-_ENERGY_READ = pa.schema(list(WIRELESS_ENERGY)[:4])     # the columns _wirelessc fills (-Ne)
-
-
 def parse_fast(data: bytes, first_line_no: int) -> dict[str, pl.DataFrame] | None:
-    """The tables of a chunk of old- or new-format event lines and movement lines, parsed by
-    the compiled fast path; None when there is none or the chunk has any other line (blank,
-    '#', 'v', 'N', 'S', an [energy] block, a malformed line, an odd number): the polars parser
-    below takes those chunks and explains bad lines."""
+    """The tables of a chunk of well-formed lines (old- and new-format events, M, N and DSR's
+    S lines), parsed by the compiled fast path; None when there is none or the chunk has any
+    other line (blank, '#', 'v', a malformed line, an odd number): the polars parser below
+    takes those chunks and explains bad lines."""
     if _fast is None:
         return None
     got = _fast.parse_wireless(data, first_line_no)
     if got is None:
         return None
-    (n_ev, ev_bufs, ev_valid), (n_mv, mv_bufs), (n_en, en_bufs), dicts = got
+    (n_ev, ev_bufs, ev_valid), (n_mv, mv_bufs), (n_en, en_bufs, en_valid), (n_lg, lg_bufs, lg_valid), dicts = got
     tables = {}
     if n_ev:
-        tables["wireless_events"] = pl.from_arrow(_columns(WIRELESS_EVENTS, n_ev, ev_bufs, ev_valid, dicts))
+        tables["wireless_events"] = pl.from_arrow(_columns(WIRELESS_EVENTS, n_ev, ev_bufs, ev_valid, dicts[:5]))
     if n_mv:
         tables["wireless_movements"] = pl.from_arrow(_columns(WIRELESS_MOVEMENTS, n_mv, mv_bufs))
     if n_en:
-        energy = pl.from_arrow(_columns(_ENERGY_READ, n_en, en_bufs))
-        tables["wireless_energy"] = energy.with_columns(  # type: ignore[union-attr]
-            pl.lit(None, pl.Float64).alias(f.name) for f in list(WIRELESS_ENERGY)[4:])
+        tables["wireless_energy"] = pl.from_arrow(_columns(WIRELESS_ENERGY, n_en, en_bufs, en_valid))
+    if n_lg:
+        tables["wireless_logs"] = pl.from_arrow(_columns(WIRELESS_LOGS, n_lg, lg_bufs, lg_valid, dicts[5:]))
     return tables  # type: ignore[return-value]
 
 
