@@ -33,12 +33,12 @@ contracts() {   # lint-imports prints a banner: show its report only when a cont
   printf '%s\n' "$out" | grep -E '^Contracts:'
 }
 step "import contracts (lint-imports)" contracts
-fast_path() {   # which wired parser this checkout runs
-  "$BIN/python" -c 'from tracekit.parsers import wired; print("built" if wired._fast else "not built")'
+fast_path() {   # which parsers this checkout runs: the wired and wireless C fast paths
+  "$BIN/python" -c 'from tracekit.parsers import wired, wireless; print("built" if wired._fast and wireless._fast else "not built")'
 }
-printf '[check] wired parser C fast path: %s\n' "$(fast_path)" >&2
+printf '[check] wired and wireless parsers C fast paths: %s\n' "$(fast_path)" >&2
 if [ "${TRACEKIT_REQUIRE_FAST:-0}" = 1 ] && [ "$(fast_path)" != built ]; then
-  echo "[check] FAILED: the C fast path (tracekit/parsers/_wiredc.c) is not built: see scripts/setup.sh's output" >&2; exit 1
+  echo "[check] FAILED: the C fast paths (tracekit/parsers/_wiredc.c, _wirelessc.c) are not built: see scripts/setup.sh's output" >&2; exit 1
 fi
 marker=()
 [ $fast -eq 1 ] && marker=(-m "not slow")
