@@ -74,6 +74,10 @@ typedef struct {
 
 static locale_t c_locale;
 
+/* byte classes of the tokenizer */
+enum { C_OTHER, C_WORD, C_BLANK };
+static unsigned char CLS[256];
+
 /* the code of string s[0:len] in d, adding it; -1 when d is full */
 static inline int dict_code(Dict *d, const char *s, Py_ssize_t len) {
     if (d->n && d->len[d->last] == len && memcmp(d->s[d->last], s, len) == 0)
@@ -773,29 +777,29 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
     Tok tok[MAX_TOK];
     I32(EV_DETAIL)[0] = 0;
     while (p < end) {
-        const char *nl = memchr(p, '\n', end - p);
-        const char *le = nl;
-        if (le > p && le[-1] == '\r')
-            le--;
-        /* the tokens: printable ASCII, separated by runs of blanks, none before the first */
+        /* the tokens: printable ASCII, separated by runs of blanks, none before the first;
+         * the line ends at "\n" or "\r\n" (the chunk ends with "\n": a sentinel) */
         int n = 0;
         const char *q = p;
-        while (q < le) {
+        for (;;) {
             const char *s = q;
-            while (q < le && (unsigned char)(*q - 33) < 94) /* '!' .. '~' */
+            while (CLS[(unsigned char)*q] == C_WORD)
                 q++;
-            if (q == s || n == MAX_TOK)
+            if (q == s)
+                break;
+            if (n == MAX_TOK)
                 return -1;
             tok[n].s = s;
             tok[n].e = q;
             n++;
-            if (q < le) {
-                if (*q != ' ' && *q != '\t')
-                    return -1;
-                while (q < le && (*q == ' ' || *q == '\t'))
-                    q++;
-            }
+            while (CLS[(unsigned char)*q] == C_BLANK)
+                q++;
         }
+        if (*q == '\r')
+            q++;
+        if (*q != '\n')
+            return -1; /* a control byte, one above 127, a blank first */
+        const char *nl = q;
         if (n < 2)
             return -1; /* blank (or a lone word): the polars parser */
         char c = tok[0].s[0];
@@ -1046,6 +1050,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wirelessc",
                                     methods};
 
 PyMODINIT_FUNC PyInit__wirelessc(void) {
+    for (int c = 33; c < 127; c++) /* '!' .. '~' */
+        CLS[c] = C_WORD;
+    CLS[' '] = CLS['\t'] = C_BLANK;
     c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     if (!c_locale)
         return PyErr_NoMemory();
