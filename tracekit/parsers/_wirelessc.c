@@ -78,12 +78,20 @@ static locale_t c_locale;
 enum { C_OTHER, C_WORD, C_BLANK };
 static unsigned char CLS[256];
 
+/* a == b over len bytes (short strings: inline, not a call to memcmp) */
+static inline int same(const char *a, const char *b, Py_ssize_t len) {
+    for (Py_ssize_t k = 0; k < len; k++)
+        if (a[k] != b[k])
+            return 0;
+    return 1;
+}
+
 /* the code of string s[0:len] in d, adding it; -1 when d is full */
 static inline int dict_code(Dict *d, const char *s, Py_ssize_t len) {
-    if (d->n && d->len[d->last] == len && memcmp(d->s[d->last], s, len) == 0)
+    if (d->n && d->len[d->last] == len && same(d->s[d->last], s, len))
         return d->last;
     for (int i = 0; i < d->n; i++) {
-        if (d->len[i] == len && memcmp(d->s[i], s, len) == 0) {
+        if (d->len[i] == len && same(d->s[i], s, len)) {
             d->last = i;
             return i;
         }
@@ -98,7 +106,7 @@ static inline int dict_code(Dict *d, const char *s, Py_ssize_t len) {
 
 static inline int tok_is(Tok t, const char *lit) {
     size_t n = strlen(lit);
-    return (size_t)(t.e - t.s) == n && memcmp(t.s, lit, n) == 0;
+    return (size_t)(t.e - t.s) == n && same(t.s, lit, (Py_ssize_t)n);
 }
 
 /* -?\d+ (the polars parser's INTF): whether [s, e) is one */
