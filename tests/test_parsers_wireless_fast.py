@@ -121,6 +121,7 @@ def test_real_traces_have_what_the_comparison_needs(wl_traces, wild_traces, monk
     """The chunks the fast path took hold every line shape it reads: both formats, every
     event and layer, the packet types (IP, routing, ARP, MAC control), M lines, drop reasons,
     energy readings of the three kinds (old [energy] blocks, new -Ne, N lines), DSR's logs."""
+    monkeypatch.setattr(wireless, "_fast", _wirelessc)
     seen: dict[str, set] = {"fmt": set(), "event": set(), "layer": set(), "ptype": set(), "reason": set()}
     moves = 0
     energy: list[pl.DataFrame] = []
