@@ -12,6 +12,12 @@ after the nodes were created: AGT lines new, the other layers old) reads as one 
 - `v` annotation lines (`$ns trace-annotate`) -> annotations, as in wired traces;
 - `M` movement lines -> wireless_movements; `N -t -n -e` lines, `[energy ...]` blocks and a
   new-format `-Ne` >= 0 -> wireless_energy; DSR's own `S...` lines -> wireless_logs.
+
+The polars code below is the reference. Where the C extension is built, a chunk whose every
+line is one it reads exactly as this code does (ns-2's event, M, N and S lines in their plain
+form) is parsed by tracekit/parsers/_wirelessc.c instead, ten times faster; any other chunk
+(blank, '#', 'v', malformed lines, odd number forms) comes here, so tables, bad lines and
+messages are the same either way (tests/test_parsers_wireless_fast.py).
 """
 from __future__ import annotations
 
