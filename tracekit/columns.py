@@ -193,6 +193,7 @@ RAW_COLUMNS["packet_facts"] = _FACT_FLOW_KEY + (
     ("rx_bytes", "BIGINT"),
     ("drops", "BIGINT"),
     ("overheard", "BIGINT"),
+    ("first_of_seq", "BOOLEAN"),
 )
 
 # the per-run tables (every table but the run record)

@@ -76,6 +76,7 @@ FACTS = {
         ("rx_bytes", pa.int64()),
         ("drops", pa.int64()),
         ("overheard", pa.int64()),
+        ("first_of_seq", pa.bool_()),
     ]),
 }
 
