@@ -99,7 +99,7 @@ wireless AS (
     LEFT JOIN wl_dropped d
       ON d.run_id = s.run_id AND d.pkt_id = s.pkt_id AND d.ptype = s.ptype
 ),
-facts AS MATERIALIZED (
+facts AS MATERIALIZED (  -- (computed once: read for the rows and for the seq check below)
     SELECT 'wired' AS trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
            pkt_id, ptype, seq, size, t_sent, t_recv, recv_line, CAST(rx_bytes AS BIGINT) AS rx_bytes,
            CAST(drops AS BIGINT) AS drops, CAST(overheard AS BIGINT) AS overheard
@@ -110,18 +110,31 @@ facts AS MATERIALIZED (
            CAST(drops AS BIGINT), CAST(0 AS BIGINT)
     FROM wireless
 ),
-repeated AS (  -- the seqs of a flow delivered more than once (a packet without one: by its id)
+-- first_of_seq without a window over every packet (which sorts them all): the seqs delivered
+-- more than once are few, found by a hash of (flow, seq) first and then checked exactly
+delivered AS (  -- the delivered packets, each with a hash of its flow and seq (a packet
+    -- without one: its id)
+    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, seq, recv_line,
+           hash(run_id, fid, src_node, src_port, dst_node, dst_port,
+                CASE WHEN seq >= 0 THEN seq END, CASE WHEN seq >= 0 THEN NULL ELSE pkt_id END) AS h
+    FROM facts
+    WHERE recv_line IS NOT NULL
+),
+candidates AS (  -- those whose hash repeats (a seq delivered twice, or a rare collision)
+    SELECT * FROM delivered
+    WHERE h IN (SELECT h FROM delivered GROUP BY h HAVING count(*) > 1)
+),
+repeated AS (  -- of those, the seqs of a flow delivered more than once, and their first delivery
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port,
            CASE WHEN seq >= 0 THEN seq END AS seq_key, CASE WHEN seq >= 0 THEN NULL ELSE pkt_id END AS id_key,
            min(recv_line) AS first_line
-    FROM facts
-    WHERE recv_line IS NOT NULL
+    FROM candidates
     GROUP BY ALL
     HAVING count(*) > 1
 ),
-later AS (  -- their deliveries after the first (few: a lookup, not a window over every packet)
+later AS (  -- their deliveries after the first
     SELECT f.run_id, f.recv_line
-    FROM facts f
+    FROM candidates f
     JOIN repeated r
       ON f.run_id = r.run_id AND f.fid IS NOT DISTINCT FROM r.fid AND f.src_node = r.src_node
      AND f.src_port = r.src_port AND f.dst_node = r.dst_node AND f.dst_port = r.dst_port
