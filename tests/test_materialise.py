@@ -35,6 +35,7 @@ NAMES = {1: "Reno", 2: "Vegas", 3: "Sack"}
 # every view the stored facts feed, with the rows' order
 VIEWS = {
     "flow_facts": "SELECT * FROM flow_facts ORDER BY ALL",
+    "flow_run_facts": "SELECT * FROM flow_run_facts ORDER BY ALL",
     "flows": "SELECT * FROM flows ORDER BY ALL",
     "wireless_flows": "SELECT * FROM wireless_flows ORDER BY ALL",
     "packets": "SELECT * FROM packets ORDER BY run_id, pkt_id, ptype",
@@ -245,7 +246,7 @@ def test_first_of_seq_by_hand_on_both_paths(tmp_path):
         (tmp_path / f"{name}.tr").write_text(text)
         (res,) = ingest_paths(data, [tmp_path / f"{name}.tr"])
         assert res.status == "added", res.message
-    assert len(_fact_parts(data)) == 4
+    assert len(_fact_parts(data)) == 2 * len(FACT_TABLES)
     old = _without_facts(data, tmp_path / "old")
     sql = "SELECT ptype, pkt_id, first_of_seq FROM packets ORDER BY ptype, pkt_id"
     expected = [("ping", 0, True), ("ping", 1, True), ("ping", 2, False),   # id 2 never delivered

@@ -78,6 +78,9 @@ FACTS = {
         ("overheard", pa.int64()),
         ("first_of_seq", pa.bool_()),
     ]),
+    "flow_run_facts": pa.schema(_FLOW_KEY + [
+        ("jitter_s", pa.float64()),
+    ]),
 }
 
 
