@@ -35,6 +35,7 @@ NAMES = {1: "Reno", 2: "Vegas", 3: "Sack"}
 # every view the stored facts feed, with the rows' order
 VIEWS = {
     "flow_facts": "SELECT * FROM flow_facts ORDER BY ALL",
+    "flow_run_facts": "SELECT * FROM flow_run_facts ORDER BY ALL",
     "flows": "SELECT * FROM flows ORDER BY ALL",
     "wireless_flows": "SELECT * FROM wireless_flows ORDER BY ALL",
     "packets": "SELECT * FROM packets ORDER BY run_id, pkt_id, ptype",
@@ -232,3 +233,24 @@ def test_ingesting_a_run_again_adds_the_parts_it_lacks(runs, tmp_path):
     (res,) = ingest_paths(old, [ids["dumbbell"][1]])
     assert res.status == "duplicate" and {p.name: p.stat().st_mtime_ns for p in _fact_parts(old)
                                           if p.parent.name != f"run_id={rid}"} == before
+
+
+def test_first_of_seq_by_hand_on_both_paths(tmp_path):
+    """packets.first_of_seq (what goodput counts), stored at ingest and computed, on the hand
+    traces of test_metrics: T1 (TCP) delivers seq 2 twice (ids 3 and 8, in that order), drops
+    id 2 and leaves id 7 in flight; T5 (ping) has no seqs (-1), so each packet is its own."""
+    from test_metrics import T1, T5
+
+    data = tmp_path / "store"
+    for name, text in (("T1", T1), ("T5", T5)):
+        (tmp_path / f"{name}.tr").write_text(text)
+        (res,) = ingest_paths(data, [tmp_path / f"{name}.tr"])
+        assert res.status == "added", res.message
+    assert len(_fact_parts(data)) == 2 * len(FACT_TABLES)
+    old = _without_facts(data, tmp_path / "old")
+    sql = "SELECT ptype, pkt_id, first_of_seq FROM packets ORDER BY ptype, pkt_id"
+    expected = [("ping", 0, True), ("ping", 1, True), ("ping", 2, False),   # id 2 never delivered
+                ("tcp", 0, True), ("tcp", 2, False), ("tcp", 3, True), ("tcp", 5, True),
+                ("tcp", 7, False), ("tcp", 8, False)]                     # id 8: seq 2 again
+    assert _rows(data, sql) == expected
+    assert _rows(old, sql) == expected

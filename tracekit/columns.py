@@ -166,8 +166,8 @@ RAW_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 # them instead of computing them from the events; a run without them (ingested before they
 # existed, or under another definition) gets them computed (sql/intermediate/<table>.sql).
 # Nothing else is stored in them, so a store without them is still of this schema version.
-FACT_TABLES: tuple[str, ...] = ("flow_facts", "packet_facts")
-# both begin with the trace kind and the flow key
+FACT_TABLES: tuple[str, ...] = ("flow_facts", "packet_facts", "flow_run_facts")
+# each begins with the trace kind and the flow key
 _FACT_FLOW_KEY: tuple[tuple[str, str], ...] = (
     ("trace_kind", "VARCHAR"),
     ("fid", "INTEGER"),
@@ -193,6 +193,10 @@ RAW_COLUMNS["packet_facts"] = _FACT_FLOW_KEY + (
     ("rx_bytes", "BIGINT"),
     ("drops", "BIGINT"),
     ("overheard", "BIGINT"),
+    ("first_of_seq", "BOOLEAN"),
+)
+RAW_COLUMNS["flow_run_facts"] = _FACT_FLOW_KEY + (
+    ("jitter_s", "DOUBLE"),
 )
 
 # the per-run tables (every table but the run record)

@@ -89,7 +89,7 @@ def _compute(staging: Path, run_id: str, files, names: dict[str, str]) -> list[P
             out = staging / names[table]
             cols = ", ".join(f'"{c}"' for c, _ in RAW_COLUMNS[table])
             con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(out))} "
-                        "(FORMAT parquet, COMPRESSION zstd)")
+                        "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V2)")
             written.append(out)
             # what follows (the packets after the flows) reads this part, as a query would
             con.execute(_raw_view_sql(table, RAW_COLUMNS[table], [str(out)], run_id=run_id))

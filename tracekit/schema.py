@@ -76,6 +76,10 @@ FACTS = {
         ("rx_bytes", pa.int64()),
         ("drops", pa.int64()),
         ("overheard", pa.int64()),
+        ("first_of_seq", pa.bool_()),
+    ]),
+    "flow_run_facts": pa.schema(_FLOW_KEY + [
+        ("jitter_s", pa.float64()),
     ]),
 }
 

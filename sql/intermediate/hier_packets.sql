@@ -9,7 +9,8 @@
 -- in wired runs), plus its sent size if delivered by a wireless line (as in wireless runs).
 -- drops: its wired `d` events, plus 1 when it was never delivered and a wireless `d` line of it
 -- exists. hdr_bytes: its flow's (hier_flows). Data packets: the packets of hier_flows' flows
--- for which is_data_packet(ptype, size, the flow's fulltcp) holds. overheard: 0.
+-- for which is_data_packet(ptype, size, the flow's fulltcp) holds. overheard: 0. first_of_seq:
+-- as in packet_facts_from_events.
 -- uses: hier_flows, hier_events, hier_wireless_events, is_data_packet
 CREATE OR REPLACE VIEW hier_packets AS
 WITH trips AS (
@@ -61,5 +62,9 @@ SELECT 'hier' AS trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port
        t_sent, t_recv, recv_line,
        CAST(wired_rx_bytes + CASE WHEN wireless_delivered THEN size ELSE 0 END AS BIGINT) AS rx_bytes,
        CAST(wired_drops + CASE WHEN t_recv IS NULL AND wireless_dropped THEN 1 ELSE 0 END AS BIGINT) AS drops,
-       CAST(0 AS BIGINT) AS overheard
+       CAST(0 AS BIGINT) AS overheard,
+       coalesce(recv_line = min(recv_line) OVER (
+           PARTITION BY run_id, fid, src_node, src_port, dst_node, dst_port,
+                        CASE WHEN seq >= 0 THEN seq END, CASE WHEN seq >= 0 THEN NULL ELSE pkt_id END
+       ), false) AS first_of_seq
 FROM per_packet

@@ -8,9 +8,9 @@
 CREATE OR REPLACE VIEW packet_facts AS
 SELECT CAST(trace_kind AS VARCHAR) AS trace_kind, run_id, fid, src_node, src_port, dst_node,
        dst_port, pkt_id, CAST(ptype AS VARCHAR) AS ptype, seq, size, t_sent, t_recv, recv_line,
-       rx_bytes, drops, overheard
+       rx_bytes, drops, overheard, first_of_seq
 FROM raw_packet_facts
 UNION ALL
 SELECT trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype, seq,
-       size, t_sent, t_recv, recv_line, rx_bytes, drops, overheard
+       size, t_sent, t_recv, recv_line, rx_bytes, drops, overheard, first_of_seq
 FROM packet_facts_computed

@@ -10,7 +10,9 @@
 -- time it left the source; t_recv = first delivery at the destination and recv_line its
 -- trace line (NULL if never delivered); rx_bytes = bytes delivered; drops = drops counted
 -- for it; overheard = its `d` events on LAN stations that overheard it (not losses, not in
--- drops; 0 for wireless packets).
+-- drops; 0 for wireless packets); first_of_seq = it is the first delivery (trace line order)
+-- of its seq (seq NULL or negative: of itself) among its flow's packets (what goodput counts;
+-- false when it was never delivered).
 -- Wired (data_events, the contract's definitions): leaving the source = a `+`, `h` or `d`
 -- event whose from_node is the source node (ns-2 writes a packet's `+` on a link before its
 -- `-` and `r` there; a loss model at the link head drops with a bare `d`; on a LAN (`$ns
@@ -29,17 +31,7 @@
 -- line of the same (pkt_id, ptype) exists at any layer and node (lost_with_drop), else 0.
 -- uses: data_events, events, wireless_events, is_data_packet
 CREATE OR REPLACE VIEW packet_facts_from_events AS
-WITH wired_trips AS (  -- data events leaving the source, arriving at the destination, dropped
-    SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype, seq, size,
-           event, time, line_no,
-           event <> 'r' AND from_node = src_node AS at_src,
-           event = 'r' AND to_node = dst_node AS at_dst
-    FROM data_events
-    WHERE event = 'r' AND to_node = dst_node
-       OR event = 'd'
-       OR event IN ('+', 'h') AND from_node = src_node
-),
-lan_nodes AS (  -- the nodes standing for a LAN: where `h` events go
+WITH lan_nodes AS (  -- the nodes standing for a LAN: where `h` events go
     SELECT DISTINCT run_id, to_node AS lan_node FROM events WHERE event = 'h'
 ),
 received_across AS (  -- packets received across a LAN: `r` events from a LAN node
@@ -49,32 +41,34 @@ received_across AS (  -- packets received across a LAN: `r` events from a LAN no
     SEMI JOIN lan_nodes l ON l.run_id = r.run_id AND l.lan_node = r.from_node
     WHERE r.event = 'r'
 ),
-overheard AS (  -- per packet: its `d` events at a LAN it was received across
-    SELECT d.run_id, d.pkt_id, count(*) AS n
-    FROM events d
-    SEMI JOIN received_across r ON r.run_id = d.run_id AND r.pkt_id = d.pkt_id AND r.lan_node = d.to_node
-    WHERE d.event = 'd'
-    GROUP BY d.run_id, d.pkt_id
+wired_trips AS (  -- data events leaving the source, arriving at the destination, dropped
+    -- (a `d` is overheard when it lies at a LAN the packet was received across: a lookup in
+    -- the few packets received across LANs, none in a run without LANs)
+    SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype, seq, size,
+           event, time, line_no,
+           event <> 'r' AND from_node = src_node AS at_src,
+           event = 'r' AND to_node = dst_node AS at_dst,
+           event = 'd' AND (run_id, pkt_id, to_node) IN (SELECT run_id, pkt_id, lan_node FROM received_across)
+               AS overheard_d
+    FROM data_events
+    WHERE event = 'r' AND to_node = dst_node
+       OR event = 'd'
+       OR event IN ('+', 'h') AND from_node = src_node
 ),
-wired_counted AS (
-    SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port,
-           any_value(ptype) AS ptype,
+wired AS (
+    -- one flow per packet id, and one ptype (a packet's type never changes on its way: in
+    -- the key rather than aggregated, which is cheaper)
+    SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype,
            coalesce(any_value(seq) FILTER (WHERE event <> 'h'), any_value(seq)) AS seq,
            any_value(size) AS size,
            min(time) FILTER (WHERE at_src) AS t_sent,
            min(time) FILTER (WHERE at_dst) AS t_recv,
            min(line_no) FILTER (WHERE at_dst) AS recv_line,
            coalesce(sum(size) FILTER (WHERE at_dst), 0) AS rx_bytes,
-           count(*) FILTER (WHERE event = 'd') AS d_events
+           count(*) FILTER (WHERE event = 'd' AND NOT overheard_d) AS drops,
+           count(*) FILTER (WHERE overheard_d) AS overheard
     FROM wired_trips
-    GROUP BY run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port  -- one flow per packet id
-),
-wired AS (
-    SELECT w.* EXCLUDE (d_events),
-           w.d_events - coalesce(o.n, 0) AS drops,
-           coalesce(o.n, 0) AS overheard
-    FROM wired_counted w
-    LEFT JOIN overheard o ON o.run_id = w.run_id AND o.pkt_id = w.pkt_id
+    GROUP BY run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype
 ),
 wl_sends AS (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype,
@@ -105,7 +99,7 @@ wireless AS (
     LEFT JOIN wl_dropped d
       ON d.run_id = s.run_id AND d.pkt_id = s.pkt_id AND d.ptype = s.ptype
 ),
-facts AS (
+facts AS MATERIALIZED (  -- (computed once: read for the rows and for the seq check below)
     SELECT 'wired' AS trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
            pkt_id, ptype, seq, size, t_sent, t_recv, recv_line, CAST(rx_bytes AS BIGINT) AS rx_bytes,
            CAST(drops AS BIGINT) AS drops, CAST(overheard AS BIGINT) AS overheard
@@ -115,5 +109,41 @@ facts AS (
            pkt_id, ptype, seq, size, t_sent, t_recv, recv_line, CAST(rx_bytes AS BIGINT),
            CAST(drops AS BIGINT), CAST(0 AS BIGINT)
     FROM wireless
+),
+-- first_of_seq without a window over every packet (which sorts them all): the seqs delivered
+-- more than once are few, found by a hash of (flow, seq) first and then checked exactly
+delivered AS (  -- the delivered packets, each with a hash of its flow and seq (a packet
+    -- without one: its id)
+    SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, seq, recv_line,
+           hash(run_id, fid, src_node, src_port, dst_node, dst_port,
+                CASE WHEN seq >= 0 THEN seq END, CASE WHEN seq >= 0 THEN NULL ELSE pkt_id END) AS h
+    FROM facts
+    WHERE recv_line IS NOT NULL
+),
+candidates AS (  -- those whose hash repeats (a seq delivered twice, or a rare collision)
+    SELECT * FROM delivered
+    WHERE h IN (SELECT h FROM delivered GROUP BY h HAVING count(*) > 1)
+),
+repeated AS (  -- of those, the seqs of a flow delivered more than once, and their first delivery
+    SELECT run_id, fid, src_node, src_port, dst_node, dst_port,
+           CASE WHEN seq >= 0 THEN seq END AS seq_key, CASE WHEN seq >= 0 THEN NULL ELSE pkt_id END AS id_key,
+           min(recv_line) AS first_line
+    FROM candidates
+    GROUP BY ALL
+    HAVING count(*) > 1
+),
+later AS (  -- their deliveries after the first
+    SELECT f.run_id, f.recv_line
+    FROM candidates f
+    JOIN repeated r
+      ON f.run_id = r.run_id AND f.fid IS NOT DISTINCT FROM r.fid AND f.src_node = r.src_node
+     AND f.src_port = r.src_port AND f.dst_node = r.dst_node AND f.dst_port = r.dst_port
+     AND (CASE WHEN f.seq >= 0 THEN f.seq END) IS NOT DISTINCT FROM r.seq_key
+     AND (CASE WHEN f.seq >= 0 THEN NULL ELSE f.pkt_id END) IS NOT DISTINCT FROM r.id_key
+     AND f.recv_line > r.first_line
 )
-SELECT * FROM facts
+-- first_of_seq: the first delivery (in trace line order) of its seq (a packet without one:
+-- of itself) within its flow
+SELECT *,
+       recv_line IS NOT NULL AND NOT ((run_id, recv_line) IN (SELECT run_id, recv_line FROM later)) AS first_of_seq
+FROM facts

@@ -25,7 +25,7 @@ WITH hdr AS (
 SELECT trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
        pkt_id, ptype, seq, CASE WHEN seq >= 0 THEN seq END AS seq_key, size,
        hdr_bytes, greatest(size - hdr_bytes, 0) AS payload_bytes,
-       t_sent, t_recv, recv_line, rx_bytes, drops, overheard
+       t_sent, t_recv, recv_line, rx_bytes, drops, overheard, first_of_seq
 FROM hdr
 UNION ALL
 SELECT * FROM hier_packets

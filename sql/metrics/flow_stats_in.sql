@@ -31,7 +31,7 @@
 --   not positive or unknown;
 -- t_first_send, t_last_recv: first send and last delivery counted (s); t_run_end: the end of
 --   the window (s); overheard_pkts: see dropped_pkts; src_port, dst_port, fulltcp, hdr_bytes from all_flows.
--- uses: all_flows, packets, run_ends, kbps, percentile
+-- uses: all_flows, packets, flow_run_facts, run_ends, kbps, percentile
 CREATE OR REPLACE MACRO flow_stats_in(mode, t0, t1, kind) AS TABLE
 WITH win AS MATERIALIZED (  -- one window per run
     SELECT run_id, 'run' AS window_kind, true AS whole, CAST(NULL AS DOUBLE) AS w0, t_run_end AS w1
@@ -44,13 +44,19 @@ WITH win AS MATERIALIZED (  -- one window per run
     FROM run_ends
     WHERE mode IN ('onperiod', 'run+onperiod') AND cbr_start IS NOT NULL AND cbr_stop IS NOT NULL
 ),
-fl AS MATERIALIZED (  -- the flows of those runs, numbered for cheap joins
-    SELECT f.*, w.window_kind, w.whole, w.w0, w.w1, row_number() OVER () AS flow_no
+fl AS MATERIALIZED (  -- the flows of those runs, numbered for cheap joins; over the whole run,
+    -- their jitter from flow_run_facts (stored at ingest: no sort of their packets per query)
+    SELECT f.*, w.window_kind, w.whole, w.w0, w.w1, row_number() OVER () AS flow_no,
+           r.jitter_s AS run_jitter_s, r.run_id IS NOT NULL AS run_jitter_known
     FROM all_flows f JOIN win w USING (run_id)
+    LEFT JOIN flow_run_facts r
+      ON w.whole AND r.run_id = f.run_id AND r.fid IS NOT DISTINCT FROM f.fid
+     AND r.src_node = f.src_node AND r.src_port = f.src_port
+     AND r.dst_node = f.dst_node AND r.dst_port = f.dst_port
     WHERE kind IS NULL OR f.trace_kind = kind
 ),
-pk AS MATERIALIZED (
-    SELECT f.flow_no, p.pkt_id, p.seq_key, p.size, p.payload_bytes, p.t_sent, p.t_recv,
+pk AS (
+    SELECT f.flow_no, f.run_jitter_known, p.first_of_seq, p.size, p.payload_bytes, p.t_sent, p.t_recv,
            p.recv_line, p.rx_bytes, p.drops, p.overheard,
            f.whole OR (p.t_sent >= f.w0 AND p.t_sent < f.w1) AS sent_in,
            p.t_recv IS NOT NULL AND (f.whole OR (p.t_recv >= f.w0 AND p.t_recv < f.w1)) AS recv_in
@@ -75,35 +81,25 @@ agg AS (
            sum(rx_bytes) FILTER (WHERE recv_in) AS rx_bytes,
            min(t_sent) AS flow_first_send,
            min(t_sent) FILTER (WHERE sent_in) AS t_first_send,
-           max(t_recv) FILTER (WHERE recv_in) AS t_last_recv
+           max(t_recv) FILTER (WHERE recv_in) AS t_last_recv,
+           -- the first delivery of each seq (packets.first_of_seq), counted when it lies in the window
+           sum(payload_bytes) FILTER (WHERE recv_in AND first_of_seq) AS payload_bytes,
+           -- the delays in arrival (trace line) order, for jitter where flow_run_facts has
+           -- none (a window, a run with hierarchical addresses): an ordered list per flow
+           -- (no window function, which would sort every packet together)
+           list(t_recv - t_sent ORDER BY recv_line)
+               FILTER (WHERE NOT run_jitter_known AND sent_in AND t_recv IS NOT NULL AND t_sent IS NOT NULL)
+               AS delays
     FROM pk
-    GROUP BY flow_no
-),
-jitter AS (
-    SELECT flow_no, avg(abs(delay - prev)) * 1000 AS jitter_ms
-    FROM (
-        SELECT flow_no, t_recv - t_sent AS delay,
-               lag(t_recv - t_sent) OVER (PARTITION BY flow_no ORDER BY recv_line) AS prev
-        FROM pk
-        WHERE sent_in AND t_recv IS NOT NULL AND t_sent IS NOT NULL
-    )
-    GROUP BY flow_no
-),
-first_delivery AS (  -- the first delivery of each seq (a packet without one: by its id)
-    SELECT flow_no, arg_min(payload_bytes, recv_line) AS payload_bytes,
-           arg_min(recv_in, recv_line) AS recv_in
-    FROM pk
-    WHERE t_recv IS NOT NULL
-    GROUP BY flow_no, seq_key, CASE WHEN seq_key IS NULL THEN pkt_id END
-),
-payload AS (  -- of those first deliveries that are counted (in the window)
-    SELECT flow_no, sum(payload_bytes) AS payload_bytes
-    FROM first_delivery
-    WHERE recv_in
     GROUP BY flow_no
 ),
 lengths AS (
-    SELECT f.*, a.* EXCLUDE (flow_no), j.jitter_ms, p.payload_bytes,
+    SELECT f.* EXCLUDE (run_jitter_s, run_jitter_known), a.* EXCLUDE (flow_no, delays),
+           -- mean |D_i - D_(i-1)| over successive deliveries
+           CASE WHEN f.run_jitter_known THEN f.run_jitter_s
+                ELSE list_avg(list_transform(range(2, len(a.delays) + 1),
+                                             lambda i: abs(a.delays[i] - a.delays[i - 1])))
+           END * 1000 AS jitter_ms,
            coalesce(a.n_rx, 0) AS n_rx0,
            f.w1 - CASE WHEN f.whole THEN a.flow_first_send ELSE f.w0 END AS length_s,
            a.t_last_recv - CASE WHEN f.whole OR a.flow_first_send IS NULL THEN a.flow_first_send
@@ -111,8 +107,6 @@ lengths AS (
            NOT f.whole AND coalesce(f.w1 - f.w0 <= 0, true) AS bad_window
     FROM fl f
     LEFT JOIN agg a USING (flow_no)
-    LEFT JOIN jitter j USING (flow_no)
-    LEFT JOIN payload p USING (flow_no)
 )
 SELECT run_id, fid, ptype, name, src_node, dst_node,
        coalesce(sent_pkts, 0) AS sent_pkts,

@@ -1,0 +1,66 @@
+"""The stored-facts step of ingest alone (tracekit.materialise: DuckDB runs the sql/ views
+flow_facts_from_events and packet_facts_from_events over a run's staged Parquet and writes
+the parts), beside its read floor.
+
+Usage: .venv/bin/python benchmarks/bench_facts.py RUN_DIR [--reps 3]
+RUN_DIR: a wired run of a store (runs/run_id=<id>), whose events parts and run.parquet are
+copied to a scratch staging directory. Per repetition (the trace's parts in the page cache):
+  facts step   materialise's computation and writing of both parts (what ingest runs)
+  read floor   one DuckDB scan of the events columns the facts read (every value decoded,
+               nothing grouped or written): what any SQL over the stored events costs at least
+Prints wall and CPU seconds (this process's, both DuckDB threads), best and median. Uses the
+tracekit the running Python imports, so two checkouts' .venv/bin/python compare two versions.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from tracekit import materialise
+from tracekit.columns import FACT_TABLES
+from tracekit.sqlfiles import definition_hash, fact_part_name, sql_files
+
+READ = ("line_no", "event", "time", "from_node", "to_node", "ptype", "size", "fid", "src_node", "src_port",
+        "dst_node", "dst_port", "seq", "pkt_id", "tcp_hlen")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run_dir", type=Path)
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args()
+    run_id = a.run_dir.name.split("=", 1)[1]
+    files = sql_files()
+    names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
+    with tempfile.TemporaryDirectory(prefix="tk-bench-facts-") as tmp:
+        stage = Path(tmp)
+        for p in [*a.run_dir.glob("events-*.parquet"), a.run_dir / "run.parquet"]:
+            shutil.copy(p, stage / p.name)
+        listed = "[" + ", ".join(f"'{p}'" for p in sorted(stage.glob("events-*.parquet"))) + "]"
+        res: dict[str, list[tuple[float, float]]] = {"facts step": [], "read floor": []}
+        for _ in range(a.reps):
+            for t in FACT_TABLES:
+                (stage / names[t]).unlink(missing_ok=True)
+            t0, c0 = time.perf_counter(), time.process_time()
+            materialise._compute(stage, run_id, files, names)
+            res["facts step"].append((time.perf_counter() - t0, time.process_time() - c0))
+            con = duckdb.connect(config={"threads": materialise.THREADS})
+            t0, c0 = time.perf_counter(), time.process_time()
+            con.execute("SELECT " + ", ".join(f"max({c})" for c in READ) + f" FROM read_parquet({listed})").fetchall()
+            res["read floor"].append((time.perf_counter() - t0, time.process_time() - c0))
+            con.close()
+    print(f"{a.reps} repetitions; DuckDB threads {materialise.THREADS}; parts {names}")
+    print(f"{'case':12s} {'wall best':>9s} {'wall med':>9s} {'cpu best':>9s} {'cpu med':>9s}")
+    for k, v in res.items():
+        w, c = [x[0] for x in v], [x[1] for x in v]
+        print(f"{k:12s} {min(w):9.3f} {statistics.median(w):9.3f} {min(c):9.3f} {statistics.median(c):9.3f}")
+
+
+if __name__ == "__main__":
+    main()
