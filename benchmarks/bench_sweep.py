@@ -4,6 +4,9 @@ scenario's default run length (what users run), interleaved, with the floor besi
     .venv/bin/python benchmarks/bench_sweep.py --reps 3
     .venv/bin/python benchmarks/bench_sweep.py --python before=/work/main/.venv/bin/python \\
         --python after=.venv/bin/python --reps 3        # two installations, interleaved
+    # or one python, two source trees (an export of the old commit, its C extension copied in):
+    .venv/bin/python benchmarks/bench_sweep.py --python before=.venv/bin/python:/tmp/base \\
+        --python after=.venv/bin/python --reps 3
 
 The sweep is run_benchmarks.py's: `cbr-variants --grid variant=Tahoe,Reno,Newreno,Vegas
 --grid cbr_rate_mbps=1:10:1 --seeds 1` (40 simulations), with `--set duration=2` and with the
@@ -43,8 +46,9 @@ from tracekit.experiments.sweep import parse_grid, plan_sweep, run_sims
 data, jobs, grids, fixed, scenario = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
 specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
 res = run_sims(specs, data, jobs=jobs)
+import tracekit
 print(json.dumps({"n": len(res), "done": sum(r.status == "done" for r in res),
-                  "ns_s": sum(r.ns_seconds for r in res)}))
+                  "ns_s": sum(r.ns_seconds for r in res), "tracekit": tracekit.__file__}))
 """
 
 NS_ONLY_DRIVER = """
@@ -110,29 +114,36 @@ def med(xs: list[float]) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--python", action="append", default=[],
-                    help="NAME=PATH of a python with tracekit installed (default: this one); repeat to compare")
+                    help="NAME=PATH[:DIR] of a python with tracekit installed (default: this one), DIR put first "
+                         "on its PYTHONPATH (a tree whose tracekit/ it imports instead); repeat to compare")
     ap.add_argument("--durations", default="2,default", help="comma-separated: seconds, or 'default'")
     ap.add_argument("--jobs", default="1,2")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--warm-sims", type=int, default=20, help="simulations' worth of warm ingest (the floor)")
     ap.add_argument("--json", type=Path, help="write the raw figures here")
     a = ap.parse_args()
-    pythons = dict(p.split("=", 1) for p in a.python) or {"tracekit": sys.executable}
-    pythons = {k: str(Path(v).absolute()) for k, v in pythons.items()}
+    pythons, envs = {}, {}
+    for spec in a.python or [f"tracekit={sys.executable}"]:
+        name, _, where = spec.partition("=")
+        py, _, tree = where.partition(":")
+        pythons[name] = str(Path(py).absolute())
+        envs[name] = {**os.environ, "PYTHONPATH": str(Path(tree).resolve())} if tree else None
     durations = [d.strip() for d in a.durations.split(",")]
     jobs = [int(j) for j in a.jobs.split(",")]
-    ns_py = next(iter(pythons.values()))
+    ns_name = next(iter(pythons))
+    ns_py, ns_env = pythons[ns_name], envs[ns_name]
     scratch = Path(tempfile.mkdtemp(prefix="tk-bench-sweep-"))
     raw: dict = {"runs": [], "warm": [], "load": []}
 
     def fixed_of(d: str) -> dict:
         return {} if d == "default" else {"duration": d}
 
-    def sweep(py: str, d: str, j: int) -> dict:
+    def sweep(name: str, d: str, j: int) -> dict:
         store = Path(tempfile.mkdtemp(prefix="store-", dir=scratch))
         out = scratch / "out.json"
         try:
-            p = timed([py, "-c", SWEEP_DRIVER, store, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO], stdout=out)
+            p = timed([pythons[name], "-c", SWEEP_DRIVER, store, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO],
+                      stdout=out, env=envs[name])
         finally:
             shutil.rmtree(store, ignore_errors=True)
         r = json.loads(out.read_text())
@@ -144,7 +155,8 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix="ns-", dir=scratch))
         out = scratch / "out.json"
         try:
-            p = timed([ns_py, "-c", NS_ONLY_DRIVER, work, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO], stdout=out)
+            p = timed([ns_py, "-c", NS_ONLY_DRIVER, work, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO],
+                      stdout=out, env=ns_env)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         return {"wall": p.wall_s, "cpu": p.cpu_s, **json.loads(out.read_text())}
@@ -157,14 +169,14 @@ def main() -> None:
                     r = ns_only(d, j)
                     raw["runs"].append({"rep": rep, "what": "ns-2 alone", "duration": d, "jobs": j, **r})
                     print(f"rep {rep + 1} duration {d} -j {j}: ns-2 alone {r['wall']:.2f} s", file=sys.stderr)
-                    for name, py in pythons.items():
-                        r = sweep(py, d, j)
+                    for name in pythons:
+                        r = sweep(name, d, j)
                         raw["runs"].append({"rep": rep, "what": name, "duration": d, "jobs": j, **r})
                         print(f"rep {rep + 1} duration {d} -j {j}: {name} {r['wall']:.2f} s", file=sys.stderr)
         for d in durations:
             for name, py in pythons.items():
                 w = Path(tempfile.mkdtemp(prefix="warm-", dir=scratch))
-                p = timed([py, "-c", WARM_DRIVER, w, json.dumps(fixed_of(d)), str(a.warm_sims)], capture=True)
+                p = timed([py, "-c", WARM_DRIVER, w, json.dumps(fixed_of(d)), str(a.warm_sims)], capture=True, env=envs[name])
                 shutil.rmtree(w, ignore_errors=True)
                 raw["warm"].append({"what": name, "duration": d, **json.loads(p.out)})
     finally:
@@ -181,6 +193,8 @@ def report(raw: dict, pythons: dict, durations: list[str], jobs: list[int], reps
         return sorted((r for r in runs if r["what"] == what and r["duration"] == d and r["jobs"] == j), key=lambda r: r["rep"])
 
     load = raw["load"]
+    for name in pythons:
+        print(f"{name}: tracekit from {next(r['tracekit'] for r in runs if r['what'] == name)}")
     print(f"40 simulations of cbr-variants per sweep; median of {reps} interleaved repetitions; "
           f"1-min load at the starts {min(load):.1f}-{max(load):.1f}\n")
     print("| duration | what | -j | wall (s) | CPU (s) | outside ns-2 (paired: 1 - ns-2 alone wall / wall) | "

@@ -227,3 +227,22 @@ def test_the_kept_connections_are_bounded_and_reused_by_definition(monkeypatch):
     assert kept.take(("x",), []) in (b, c) and len(made) == 3
     other = kept.take(("y",), [])                # another definition: never one made for "x"
     assert other not in (a, b, c) and len(made) == 4
+
+
+def _comment_lines_by_split(data: bytes, first: int) -> list[tuple[int, str]]:
+    """The plain way: every line, numbered."""
+    return [(first + i, line.decode("utf-8", "replace").rstrip("\r"))
+            for i, line in enumerate(data.split(b"\n")) if line.startswith(b"#")]
+
+
+def test_comment_lines_finds_what_splitting_every_line_finds():
+    import random
+
+    rng = random.Random(16)
+    pieces = [b"# tracekit-meta {}", b"#", b"#x\r", b"+ 0.1 1 2 tcp 40", b"", b" # not", b"r 1 ## x", "# é".encode(), b"#\xff"]
+    cases = [b"", b"#", b"\n#", b"#\n", b"a\n#b", b"#a\n#b\n", b"##\n##"]
+    cases += [b"\n".join(rng.choice(pieces) for _ in range(rng.randint(1, 30))) + rng.choice([b"", b"\n"])
+              for _ in range(500)]
+    for data in cases:
+        for first in (1, 77):
+            assert comment_lines(data, first) == _comment_lines_by_split(data, first), data
