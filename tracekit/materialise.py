@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 from .columns import FACT_TABLES, RAW_COLUMNS, TABLE_NAMES
@@ -26,6 +27,11 @@ THREADS = min(2, os.cpu_count() or 1)
 # what DuckDB may hold in memory for it (beyond that it spills to a directory in the
 # staging directory): ingest's peak memory stays that of its chunked parse (issue 16: <= 1 GB)
 MEMORY_LIMIT = "500MB"
+# a run whose staged parts are at most this big (a sweep's short runs) is computed on a
+# connection kept from an earlier run, its views defined already (defining them costs ~60 ms,
+# more than computing such a run), that does not spill: at this size it never needs to; if it
+# did, the run is computed again on a connection of its own that spills, as a big run is
+SMALL_RUN_BYTES = 16 << 20
 
 
 def materialise_run(store: Store, staging: Path, run_id: str, kind: str) -> list[Path]:
@@ -62,38 +68,128 @@ def materialise_run(store: Store, staging: Path, run_id: str, kind: str) -> list
 def _compute(staging: Path, run_id: str, files, names: dict[str, str]) -> list[Path]:
     import duckdb
 
-    need = set()
-    for table in FACT_TABLES:
-        need |= needed_names(files, {f"{table}_from_events"})
+    if sum(p.stat().st_size for p in staging.glob("*.parquet")) <= SMALL_RUN_BYTES:
+        key = tuple(names[t] for t in FACT_TABLES)
+        kept = _KEPT.take(key, files)
+        try:
+            written = _compute_on(kept, staging, run_id, names)
+        except duckdb.OutOfMemoryException:     # the usual way, below
+            _KEPT.drop(kept)
+            for t in FACT_TABLES:
+                (staging / names[t]).unlink(missing_ok=True)
+        except BaseException:
+            _KEPT.drop(kept)
+            raise
+        else:
+            _KEPT.give_back(kept)
+            return written
     # inside the staging directory, which its lock keeps from other processes' clean-up;
     # removed before the run is committed
     spill = staging / ".duckdb-spill"
-    con = duckdb.connect(":memory:", config={"threads": THREADS, "memory_limit": MEMORY_LIMIT,
-                                             "temp_directory": str(spill), "preserve_insertion_order": False})
-    written: list[Path] = []
+    con = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)}), files)
     try:
-        # the views are created over empty raw_* views (cheap binds), then pointed at the files
-        for name, columns in RAW_VIEWS:     # raw_hier_* stay empty: a run with facts is not one
-            con.execute(_raw_view_sql(name, columns, []))
-        for table in FACT_TABLES:
-            con.execute(computed_view_sql(table, []))          # nothing stored yet
-        for f in files:
-            if f.name in need:
-                con.execute(f.text)
-        for name in ("runs", *TABLE_NAMES):
-            parts = [str(staging / "run.parquet")] if name == "runs" else sorted(
-                str(p) for p in staging.glob(f"{name}-*.parquet"))
-            if parts:
-                con.execute(_raw_view_sql(name, RAW_COLUMNS[name], parts, run_id=run_id))
-        for table in FACT_TABLES:
-            out = staging / names[table]
-            cols = ", ".join(f'"{c}"' for c, _ in RAW_COLUMNS[table])
-            con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(out))} "
-                        "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V2)")
-            written.append(out)
-            # what follows (the packets after the flows) reads this part, as a query would
-            con.execute(_raw_view_sql(table, RAW_COLUMNS[table], [str(out)], run_id=run_id))
+        return _compute_on(con, staging, run_id, names)
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def _compute_on(con: _Connection, staging: Path, run_id: str, names: dict[str, str]) -> list[Path]:
+    """The fact parts of the run staged in `staging`, on a connection with the views defined."""
+    for name, columns in RAW_VIEWS:     # raw_hier_* stay empty: a run with facts is not one
+        parts: list[str] = []
+        if name == "runs":
+            parts = [str(staging / "run.parquet")]
+        elif name in TABLE_NAMES:
+            parts = sorted(str(p) for p in staging.glob(f"{name}-*.parquet"))
+        con.point(name, _raw_view_sql(name, columns, parts, run_id=run_id) if parts else _raw_view_sql(name, columns, []))
+    written: list[Path] = []
+    for table in FACT_TABLES:
+        out = staging / names[table]
+        cols = ", ".join(f'"{c}"' for c, _ in RAW_COLUMNS[table])
+        con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(out))} "
+                        "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V2)")
+        written.append(out)
+        # what follows (the packets after the flows) reads this part, as a query would
+        con.point(table, _raw_view_sql(table, RAW_COLUMNS[table], [str(out)], run_id=run_id))
     return written
+
+
+_CONFIG: dict[str, str | int | bool] = {"threads": THREADS, "memory_limit": MEMORY_LIMIT, "preserve_insertion_order": False}
+
+
+class _Connection:
+    """A DuckDB connection with the views of the facts' definitions: the raw_* views first
+    empty (cheap binds; each run points them at its files), the computed facts empty
+    (nothing is stored yet), then the sql/ files they use."""
+
+    def __init__(self, con, files):
+        self.con = con
+        self.key: tuple = ()                  # the definitions' hashes (_Kept)
+        self.raw: dict[str, str] = {}         # raw_* view -> the SQL it was last defined by
+        need = set()
+        for table in FACT_TABLES:
+            need |= needed_names(files, {f"{table}_from_events"})
+        for name, columns in RAW_VIEWS:
+            self.point(name, _raw_view_sql(name, columns, []))
+        for table in FACT_TABLES:
+            con.execute(computed_view_sql(table, []))
+        for f in files:
+            if f.name in need:
+                con.execute(f.text)
+
+    def point(self, name: str, sql: str) -> None:
+        """(Re)define raw_<name> by `sql`, unless it is that already."""
+        if self.raw.get(name) != sql:
+            self.con.execute(sql)
+            self.raw[name] = sql
+
+    def close(self) -> None:
+        self.con.close()
+
+
+class _Kept:
+    """Connections kept between runs for small ones (SMALL_RUN_BYTES: a sweep's), without
+    spilling: one per ingest running at once, at most MAX idle, each for the definitions
+    (`key`: their hashes) it was made with; a forked child makes its own."""
+
+    MAX = 2
+
+    def __init__(self) -> None:
+        self.guard = threading.Lock()
+        self.idle: list[_Connection] = []
+        self.pid = os.getpid()
+
+    def take(self, key: tuple, files) -> _Connection:
+        import duckdb
+
+        with self.guard:
+            if self.pid != os.getpid():      # a fork's copy: not ours to use or close
+                self.idle, self.pid = [], os.getpid()
+            for i, c in enumerate(self.idle):
+                if c.key == key:
+                    return self.idle.pop(i)
+        c = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": ""}), files)
+        c.key = key
+        return c
+
+    def give_back(self, c: _Connection) -> None:
+        with self.guard:
+            if self.pid == os.getpid():
+                self.idle.insert(0, c)
+                extra = self.idle[self.MAX:]
+                del self.idle[self.MAX:]
+            else:
+                extra = [c]
+        for old in extra:
+            self.drop(old)
+
+    @staticmethod
+    def drop(c: _Connection) -> None:
+        try:
+            c.close()
+        except Exception:
+            pass
+
+
+_KEPT = _Kept()

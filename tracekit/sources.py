@@ -216,7 +216,12 @@ class TraceSource:
         first = True
         while True:
             if first and self._peeked:
-                block, first = self._peeked, False
+                # what peek read, and the rest of a whole chunk from a file (not a pipe: its
+                # first lines go on at once): a file of one chunk is read as one (a sweep's
+                # short trace: one parse and one part, not two)
+                more = len(self._peeked) < chunk_bytes and self._raw is not None and self._raw.seekable()
+                rest = self._read(chunk_bytes - len(self._peeked)) if more else b""
+                block, first = (b"".join((self._peeked, rest)) if rest else self._peeked), False
                 self._peeked = b""
             else:
                 block = self._read(chunk_bytes)

@@ -208,12 +208,19 @@ def read_fields(data: bytes, schema: dict) -> pl.DataFrame:
 
 def comment_lines(data: bytes, first_line_no: int) -> list[tuple[int, str]]:
     """'#' lines with their line numbers (rare: scan only when a '#' starts a line)."""
-    if not (data.startswith(b"#") or b"\n#" in data):
-        return []
+    starts = [0] if data.startswith(b"#") else []
+    at = data.find(b"\n#")
+    while at >= 0:                  # found, not split: a trace's lines are nearly all events
+        starts.append(at + 1)
+        at = data.find(b"\n#", at + 1)
     out = []
-    for i, line in enumerate(data.split(b"\n")):
-        if line.startswith(b"#"):
-            out.append((first_line_no + i, line.decode("utf-8", "replace").rstrip("\r")))
+    line_no, counted = first_line_no, 0
+    for s in starts:
+        line_no += data.count(b"\n", counted, s)
+        counted = s
+        end = data.find(b"\n", s)
+        line = data[s:] if end < 0 else data[s:end]
+        out.append((line_no, line.decode("utf-8", "replace").rstrip("\r")))
     return out
 
 

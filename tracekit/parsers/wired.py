@@ -96,7 +96,7 @@ def _strings(values: list[str]) -> pa.Array:
                                                             pa.py_buffer(b"".join(encoded))])
 
 
-def parse_fast(data: bytes, first_line_no: int) -> pl.DataFrame | None:
+def parse_fast(data: bytes | memoryview, first_line_no: int) -> pl.DataFrame | None:
     """The events of a chunk of well-formed event lines, parsed by the compiled fast path;
     None when there is none or the chunk has any other line (blank, '#', 'v', malformed):
     the polars parser below takes those chunks and explains bad lines."""
@@ -120,11 +120,30 @@ def parse_fast(data: bytes, first_line_no: int) -> pl.DataFrame | None:
     return pl.from_arrow(pa.Table.from_arrays(arrays, names=list(_OUT)))  # type: ignore[return-value]
 
 
+def _leading_comments(data: bytes) -> tuple[int, int]:
+    """(bytes, lines) of the '#' lines that begin `data` (0, 0 if it does not begin with one)."""
+    head = n = 0
+    while data.startswith(b"#", head):
+        end = data.find(b"\n", head)
+        if end < 0:
+            break           # no whole line after it: nothing left for the fast path
+        head, n = end + 1, n + 1
+    return head, n
+
+
 class WiredParser(Parser):
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
         fast = parse_fast(data, first_line_no)
         if fast is not None:
             return ParsedChunk(tables={"events": fast}, bad_offsets=[], bad_count=0, comments=[])
+        # a chunk that starts with '#' lines (the tracekit-meta header of a scenario's trace,
+        # the whole of a sweep's short trace): those are comments, the rest may be fast
+        head, n_head = _leading_comments(data)
+        if head and head < len(data):
+            fast = parse_fast(memoryview(data)[head:], first_line_no + n_head)
+            if fast is not None:
+                return ParsedChunk(tables={"events": fast}, bad_offsets=[], bad_count=0,
+                                   comments=comment_lines(data[:head], first_line_no))
         df = read_fields(data, _READ)
         ev = pl.col("event")
         df = df.with_columns(

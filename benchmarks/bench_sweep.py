@@ -1,0 +1,232 @@
+"""A sweep beside ns-2 alone, for the short runs of run_benchmarks.py's sweep AND the
+scenario's default run length (what users run), interleaved, with the floor beside them.
+
+    .venv/bin/python benchmarks/bench_sweep.py --reps 3
+    .venv/bin/python benchmarks/bench_sweep.py --python before=/work/main/.venv/bin/python \\
+        --python after=.venv/bin/python --reps 3        # two installations, interleaved
+    # or one python, two source trees (an export of the old commit, its C extension copied in):
+    .venv/bin/python benchmarks/bench_sweep.py --python before=.venv/bin/python:/tmp/base \\
+        --python after=.venv/bin/python --reps 3
+
+The sweep is run_benchmarks.py's: `cbr-variants --grid variant=Tahoe,Reno,Newreno,Vegas
+--grid cbr_rate_mbps=1:10:1 --seeds 1` (40 simulations), with `--set duration=2` and with the
+scenario's default duration (10 s), each through tracekit.experiments.sweep.run_sims in a
+fresh process and a fresh store (interpreter start-up, imports, ns-2, ingest with the raw
+traces kept: the whole process, as run_benchmarks.py times it). The control is the same 40
+simulations with ns-2 alone (no ingest, no store), `-j` at a time, in the same repetition.
+
+The floor: ns-2 alone at -j 1 and -j 2, and the least tracekit can spend on one simulation:
+the ingest of its three traces (as run_sims does it: labelled, raw traces kept) in a warm
+process, one after the other into a fresh store, median over many simulations' worth
+(`warm ingest`), and the part of it that is the stored facts (tracekit.materialise).
+
+Outside ns-2 = 1 - (ns-2 alone's wall) / (the sweep's wall), paired per repetition (the
+larger-is-worse figure of run_benchmarks.py's target); per sim = (sweep CPU - ns-2 alone CPU) / n.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchproc import timed  # noqa: E402
+
+GRID = ["variant=Tahoe,Reno,Newreno,Vegas", "cbr_rate_mbps=1:10:1"]
+SCENARIO = "cbr-variants"
+
+SWEEP_DRIVER = """
+import json, sys, time
+from tracekit.experiments.sweep import parse_grid, plan_sweep, run_sims
+data, jobs, grids, fixed, scenario = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
+specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
+res = run_sims(specs, data, jobs=jobs)
+import tracekit
+print(json.dumps({"n": len(res), "done": sum(r.status == "done" for r in res),
+                  "ns_s": sum(r.ns_seconds for r in res), "tracekit": tracekit.__file__}))
+"""
+
+NS_ONLY_DRIVER = """
+import json, sys, tempfile, shutil
+from concurrent.futures import ThreadPoolExecutor
+from tracekit.experiments.sweep import parse_grid, plan_sweep
+from tracekit.experiments import run_scenario_traces
+scratch, jobs, grids, fixed, scenario = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
+specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
+def one(spec):
+    d = tempfile.mkdtemp(dir=scratch)
+    try:
+        run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+with ThreadPoolExecutor(jobs) as pool:
+    list(pool.map(one, specs))
+print(json.dumps({"n": len(specs)}))
+"""
+
+# one simulation's traces (ns-2 run once), then their ingest, n times, in a warm process
+WARM_DRIVER = """
+import json, sys, tempfile, shutil, time
+from pathlib import Path
+from tracekit.experiments.sweep import make_spec, _INGEST_ORDER
+from tracekit.experiments.runner import run_scenario_traces
+import tracekit.ingest as ing
+from tracekit.store import Store
+scratch, fixed, n = Path(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
+spec = make_spec("cbr-variants", {**fixed, "variant": "Reno", "cbr_rate_mbps": "9"}, 1)
+traces = scratch / "traces"
+run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, traces)
+facts = [0.0, 0.0]
+real = ing.materialise_run
+def timed_facts(*a, **k):
+    t, c = time.perf_counter(), time.thread_time()
+    try:
+        return real(*a, **k)
+    finally:
+        facts[0] += time.perf_counter() - t; facts[1] += time.thread_time() - c
+ing.materialise_run = timed_facts
+def one(i):
+    st = Store(scratch / f"s{i}", create=True)
+    for name in _INGEST_ORDER:
+        ing.ingest_file(st, traces / name, labels={"sim_id": f"sim{i}"}, keep_trace=True, source_name=name)
+one(-1)
+walls, cpus = [], []
+facts[:] = [0.0, 0.0]
+for i in range(n):
+    t, c = time.perf_counter(), time.process_time()
+    one(i)
+    walls.append(time.perf_counter() - t); cpus.append(time.process_time() - c)
+walls.sort(); cpus.sort()
+print(json.dumps({"wall": walls[n // 2], "cpu": cpus[n // 2], "facts_wall": facts[0] / n, "facts_cpu": facts[1] / n,
+                  "bytes": sum((traces / f).stat().st_size for f in _INGEST_ORDER)}))
+"""
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--python", action="append", default=[],
+                    help="NAME=PATH[:DIR] of a python with tracekit installed (default: this one), DIR put first "
+                         "on its PYTHONPATH (a tree whose tracekit/ it imports instead); repeat to compare")
+    ap.add_argument("--durations", default="2,default", help="comma-separated: seconds, or 'default'")
+    ap.add_argument("--jobs", default="1,2")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warm-sims", type=int, default=20, help="simulations' worth of warm ingest (the floor)")
+    ap.add_argument("--json", type=Path, help="write the raw figures here")
+    a = ap.parse_args()
+    pythons, envs = {}, {}
+    for spec in a.python or [f"tracekit={sys.executable}"]:
+        name, _, where = spec.partition("=")
+        py, _, tree = where.partition(":")
+        pythons[name] = str(Path(py).absolute())
+        envs[name] = {**os.environ, "PYTHONPATH": str(Path(tree).resolve())} if tree else None
+    durations = [d.strip() for d in a.durations.split(",")]
+    jobs = [int(j) for j in a.jobs.split(",")]
+    ns_name = next(iter(pythons))
+    ns_py, ns_env = pythons[ns_name], envs[ns_name]
+    scratch = Path(tempfile.mkdtemp(prefix="tk-bench-sweep-"))
+    raw: dict = {"runs": [], "warm": [], "load": []}
+
+    def fixed_of(d: str) -> dict:
+        return {} if d == "default" else {"duration": d}
+
+    def sweep(name: str, d: str, j: int) -> dict:
+        store = Path(tempfile.mkdtemp(prefix="store-", dir=scratch))
+        out = scratch / "out.json"
+        try:
+            p = timed([pythons[name], "-c", SWEEP_DRIVER, store, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO],
+                      stdout=out, env=envs[name])
+        finally:
+            shutil.rmtree(store, ignore_errors=True)
+        r = json.loads(out.read_text())
+        if r["done"] != r["n"]:
+            raise SystemExit(f"sweep failed: {r}")
+        return {"wall": p.wall_s, "cpu": p.cpu_s, **r}
+
+    def ns_only(d: str, j: int) -> dict:
+        work = Path(tempfile.mkdtemp(prefix="ns-", dir=scratch))
+        out = scratch / "out.json"
+        try:
+            p = timed([ns_py, "-c", NS_ONLY_DRIVER, work, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO],
+                      stdout=out, env=ns_env)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return {"wall": p.wall_s, "cpu": p.cpu_s, **json.loads(out.read_text())}
+
+    try:
+        for rep in range(a.reps):
+            for d in durations:
+                for j in jobs:
+                    raw["load"].append(os.getloadavg()[0])
+                    r = ns_only(d, j)
+                    raw["runs"].append({"rep": rep, "what": "ns-2 alone", "duration": d, "jobs": j, **r})
+                    print(f"rep {rep + 1} duration {d} -j {j}: ns-2 alone {r['wall']:.2f} s", file=sys.stderr)
+                    for name in pythons:
+                        r = sweep(name, d, j)
+                        raw["runs"].append({"rep": rep, "what": name, "duration": d, "jobs": j, **r})
+                        print(f"rep {rep + 1} duration {d} -j {j}: {name} {r['wall']:.2f} s", file=sys.stderr)
+        for d in durations:
+            for name, py in pythons.items():
+                w = Path(tempfile.mkdtemp(prefix="warm-", dir=scratch))
+                p = timed([py, "-c", WARM_DRIVER, w, json.dumps(fixed_of(d)), str(a.warm_sims)], capture=True, env=envs[name])
+                shutil.rmtree(w, ignore_errors=True)
+                raw["warm"].append({"what": name, "duration": d, **json.loads(p.out)})
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if a.json:
+        a.json.write_text(json.dumps(raw, indent=1))
+    report(raw, pythons, durations, jobs, a.reps)
+
+
+def report(raw: dict, pythons: dict, durations: list[str], jobs: list[int], reps: int) -> None:
+    runs = raw["runs"]
+
+    def of(what: str, d: str, j: int) -> list[dict]:
+        return sorted((r for r in runs if r["what"] == what and r["duration"] == d and r["jobs"] == j), key=lambda r: r["rep"])
+
+    load = raw["load"]
+    for name in pythons:
+        print(f"{name}: tracekit from {next(r['tracekit'] for r in runs if r['what'] == name)}")
+    print(f"40 simulations of cbr-variants per sweep; median of {reps} interleaved repetitions; "
+          f"1-min load at the starts {min(load):.1f}-{max(load):.1f}\n")
+    print("| duration | what | -j | wall (s) | CPU (s) | outside ns-2, wall (paired: 1 - ns-2 alone wall / wall) | "
+          "outside ns-2, CPU (1 - ns-2 alone CPU / CPU) | CPU beyond ns-2 alone per sim | -j 2 / -j 1 runs/min (paired) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for d in durations:
+        for what in ["ns-2 alone", *pythons]:
+            for j in jobs:
+                rs, ns = of(what, d, j), of("ns-2 alone", d, j)
+                n = rs[0]["n"]
+                outside = "" if what == "ns-2 alone" else \
+                    f"{100 * med([1 - b['wall'] / r['wall'] for r, b in zip(rs, ns)]):.0f} %"
+                beyond = "" if what == "ns-2 alone" else \
+                    f"{1000 * (med([r['cpu'] for r in rs]) - med([b['cpu'] for b in ns])) / n:.0f} ms"
+                outside_cpu = "" if what == "ns-2 alone" else \
+                    f"{100 * (1 - med([b['cpu'] for b in ns]) / med([r['cpu'] for r in rs])):.0f} %"
+                scale = ""
+                if j == jobs[-1] and len(jobs) == 2:
+                    r1 = of(what, d, jobs[0])
+                    scale = f"{med([x['wall'] / y['wall'] for x, y in zip(r1, rs)]):.2f}"
+                print(f"| {d} | {what} | {j} | {med([r['wall'] for r in rs]):.2f} | {med([r['cpu'] for r in rs]):.2f} "
+                      f"| {outside} | {outside_cpu} | {beyond} | {scale} |")
+    print("\nThe floor: ns-2 alone per simulation (CPU / 40, -j 1), and the least tracekit spends on one "
+          "simulation: the ingest of its three traces in a warm process (median), of which the stored facts.\n")
+    print("| duration | what | ns-2 alone CPU per sim | warm ingest of one sim: wall | CPU | of which facts (CPU) | traces |")
+    print("|---|---|---|---|---|---|---|")
+    for w in raw["warm"]:
+        ns = of("ns-2 alone", w["duration"], jobs[0])
+        print(f"| {w['duration']} | {w['what']} | {1000 * med([b['cpu'] for b in ns]) / ns[0]['n']:.0f} ms | "
+              f"{1000 * w['wall']:.0f} ms | {1000 * w['cpu']:.0f} ms | {1000 * w['facts_cpu']:.0f} ms | "
+              f"{w['bytes'] / 1e6:.2f} MB |")
+
+
+if __name__ == "__main__":
+    main()
