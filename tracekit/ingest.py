@@ -34,7 +34,7 @@ from . import __version__
 from .detect import detect_kind
 from .materialise import materialise_run
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
-from .parsers import FORMATS, TraceFormat, get_parser, lines_at
+from .parsers import FORMATS, Frame, TraceFormat, as_polars, get_parser, lines_at
 from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from .sources import CHUNK_BYTES, TraceSource
 from .store import Store, store_write_error
@@ -111,9 +111,9 @@ def _record_table(record: dict) -> pa.Table:
 class _Writers:
     """Writes each chunk's rows as one Parquet part (`<table>-00000.parquet`, ...) on
     background threads, so that writing overlaps parsing the next chunk, and two parts are
-    written at once (polars' Parquet writer uses one core per file, and writing is the
-    largest cost of ingest). At most MAX_PENDING chunks wait to be written, which bounds
-    memory. A frame may lack columns of its table's schema: they are stored as nulls."""
+    written at once (a Parquet writer uses one core per file). At most MAX_PENDING chunks
+    wait to be written, which bounds memory. A frame may lack columns of its table's schema:
+    they are stored as nulls."""
 
     MAX_PENDING = 3
     THREADS = 2
@@ -127,16 +127,18 @@ class _Writers:
         self.parts: dict[str, int] = {}
         self.rows: dict[str, int] = {}
 
-    def write(self, table: str, frame: pl.DataFrame) -> None:
-        if frame.height == 0:
+    def write(self, table: str, frame: Frame) -> None:
+        height = _height(frame)
+        if height == 0:
             return
         k = self.parts.get(table, 0)
         self.parts[table] = k + 1
         path = self.directory / f"{table}-{k:05d}.parquet"
+        _stored_schema(table)            # made once, here, not by two writer threads at once
         # conformed to the schema on the writer thread too: the casts of a wireless chunk's
         # many columns are no small part of the work
-        self.pending.append(self.pool.submit(_store_part, frame, _PL_SCHEMAS[table], path))
-        self.rows[table] = self.rows.get(table, 0) + frame.height
+        self.pending.append(self.pool.submit(_store_part, frame, table, path))
+        self.rows[table] = self.rows.get(table, 0) + height
         while len(self.pending) > self.MAX_PENDING:
             self.pending.pop(0).result()
 
@@ -149,20 +151,95 @@ class _Writers:
             self.pool.shutdown(wait=True)
 
 
-def _store_part(frame: pl.DataFrame, schema: pl.Schema, path: Path) -> None:
+def _height(frame: Frame) -> int:
+    return frame.num_rows if isinstance(frame, pa.Table) else frame.height
+
+
+def _times(frame: Frame):
+    """The `time` column of a parser's frame as a numpy array (no copy)."""
+    return (frame.column("time") if isinstance(frame, pa.Table) else frame["time"]).to_numpy()
+
+
+_STORED: dict[str, pa.Schema] = {}
+
+
+def _stored_schema(table: str) -> pa.Schema:
+    """The Arrow schema of `table`'s parts as readers have always found it: the one polars'
+    write_parquet gave them (dictionary columns as dictionary<uint32, string> marked as
+    polars categoricals, strings as large_string), taken from an empty frame written by polars,
+    so that pyarrow writes parts that read back exactly as before."""
+    if table not in _STORED:
+        import io
+
+        buf = io.BytesIO()
+        pl.DataFrame(schema=_PL_SCHEMAS[table]).write_parquet(buf)
+        buf.seek(0)
+        _STORED[table] = pq.read_schema(buf).remove_metadata()
+    return _STORED[table]
+
+
+def _store_part(frame: Frame, table: str, path: Path) -> None:
     """`frame` with its table's columns, in order, of their stored types (a column the parser
     does not give is stored as nulls), written to `path`."""
-    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in schema.items() if name not in frame.columns]
-    if missing:
-        frame = frame.with_columns(missing)
-    _write_part(frame.cast(schema).select(list(schema)), path)  # type: ignore[arg-type]
+    _write_part(_conform(frame, table), path)
 
 
-def _write_part(frame: pl.DataFrame, path: Path) -> None:
-    # zstd level 1: 13 % faster than the default level 3 on ns-2 traces, same size
+def _conform(frame: Frame, table: str) -> pa.Table:
+    """A parser's frame as the stored part's table: the table's columns in order, of their
+    stored types (a column the parser does not give: nulls)."""
+    schema = _stored_schema(table)
+    if isinstance(frame, pl.DataFrame):
+        pl_schema = _PL_SCHEMAS[table]
+        missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in pl_schema.items() if name not in frame.columns]
+        if missing:
+            frame = frame.with_columns(missing)
+        frame = frame.cast(pl_schema).select(list(pl_schema)).to_arrow()  # type: ignore[arg-type]
+    elif frame.schema.names != schema.names:
+        frame = pa.Table.from_arrays([frame.column(f.name) if f.name in frame.schema.names else pa.nulls(frame.num_rows, f.type)
+                                      for f in schema], schema=schema)
+    # the same types with the stored field metadata: no copy for the wired fast path's tables;
+    # polars' dictionaries of large strings become the stored dictionaries of strings
+    return frame.cast(schema)
+
+
+def _write_options(schema: pa.Schema) -> dict:
+    """How pyarrow writes a part of `schema` (issue 16: writing was the largest cost of
+    ingest; these settings write an events part in ~12 ms per 8 MiB of trace instead of the
+    ~30 ms of polars' zstd, and the parts come out smaller; benchmarks/bench_parquet_write.py):
+    - dictionary encoding for the columns with few distinct values: the dictionary columns,
+      strings and int32 (nodes, ports, sizes, flow ids, flags); pyarrow falls back to plain
+      encoding by itself on a column whose dictionary grows past 1 MB;
+    - DELTA_BINARY_PACKED for int64 (line numbers, packet ids, sequence numbers: counters,
+      whose differences are small), BYTE_STREAM_SPLIT for doubles (times, positions): both
+      cheap to encode, and they make zstd's work small;
+    - zstd level 1 on every column;
+    - min/max statistics on the numeric columns only (those of the string columns cost more
+      than all the numeric ones and prune nothing: every part holds every event code)."""
+    dict_cols, encodings, stats = [], {}, []
+    for f in schema:
+        t = f.type
+        if pa.types.is_dictionary(t) or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_int32(t):
+            dict_cols.append(f.name)
+        elif pa.types.is_int64(t):
+            encodings[f.name] = "DELTA_BINARY_PACKED"
+        elif pa.types.is_float64(t):
+            encodings[f.name] = "BYTE_STREAM_SPLIT"
+        if pa.types.is_integer(t) or pa.types.is_floating(t):
+            stats.append(f.name)
+    return {"compression": "zstd", "compression_level": 1, "use_dictionary": dict_cols,
+            "column_encoding": encodings, "write_statistics": stats}
+
+
+_OPTIONS: dict[pa.Schema, dict] = {}
+
+
+def _write_part(frame: pa.Table, path: Path) -> None:
+    opts = _OPTIONS.get(frame.schema)
+    if opts is None:
+        opts = _OPTIONS[frame.schema] = _write_options(frame.schema)
     try:
-        frame.write_parquet(path, compression="zstd", compression_level=1)
-    except (OSError, pl.exceptions.PolarsError) as e:
+        pq.write_table(frame, path, **opts)
+    except (OSError, pa.ArrowException) as e:
         raise _as_os_error(e) from None
 
 
@@ -304,13 +381,13 @@ class _TimeCheck:
         self.fmt = fmt
         self.latest = -math.inf          # the latest accepted time so far
 
-    def bad_rows(self, frame: pl.DataFrame) -> list[tuple[int, str]]:
+    def bad_rows(self, frame: Frame) -> list[tuple[int, str]]:
         """(line_no, reason) of the bad rows of `frame` (line order), in line order."""
         import numpy as np
 
-        if frame.height == 0:
+        if _height(frame) == 0:
             return []
-        t = frame["time"].to_numpy()
+        t = _times(frame)
         # the usual case, in one pass: every time finite, >= 0 and in order
         tol0 = max(self.fmt.time_rounding_s, self.fmt.time_rounding_rel * abs(self.latest)) if self.latest > -math.inf else 0.0
         with np.errstate(invalid="ignore"):
@@ -320,7 +397,7 @@ class _TimeCheck:
                 # are NaN or -inf); anything else takes the exact way below
                 self.latest = max(self.latest, float(t.max()))
                 return []
-        lines = frame["line_no"].to_numpy()
+        lines = (frame.column("line_no") if isinstance(frame, pa.Table) else frame["line_no"]).to_numpy()
         bad: dict[int, str] = {}
         with np.errstate(invalid="ignore"):
             for i in np.flatnonzero(~np.isfinite(t)):
@@ -441,7 +518,7 @@ def ingest_file(
             if bad_times:
                 bad = sorted(bad + bad_times[:1])
                 drop = [ln for ln, _ in bad_times]
-                res.tables = {name: frame.filter(~pl.col("line_no").is_in(drop)) for name, frame in res.tables.items()}
+                res.tables = {name: as_polars(frame).filter(~pl.col("line_no").is_in(drop)) for name, frame in res.tables.items()}
             if bad:
                 line_no, reason = bad[0]
                 if not skip_bad_lines:
@@ -454,9 +531,9 @@ def ingest_file(
                 comments.extend(res.comments)
             for table, frame in res.tables.items():
                 writers.write(table, frame)
-                if table in event_tables and frame.height:
-                    t_min = min(t_min, float(frame["time"].min()))  # type: ignore[arg-type]
-                    t_max = max(t_max, float(frame["time"].max()))  # type: ignore[arg-type]
+                if table in event_tables and _height(frame):
+                    t = _times(frame)
+                    t_min, t_max = min(t_min, float(t.min())), max(t_max, float(t.max()))
             if progress:
                 progress(path, src.raw_position(), raw_total)
         writers.close()
