@@ -39,3 +39,40 @@ def test_parts_read_back_as_polars_wrote_them(ns_traces, wild_traces, tmp_path):
             assert con.execute(describe.format(part)).fetchall() == con.execute(describe.format(ref)).fetchall()
             assert got.schema.equals(_stored_schema(table), check_metadata=False)
     assert {"events", "annotations", "tcp_vars", "queue_samples", "red_vars", "wireless_events"} <= seen
+
+
+def test_stored_schemas_are_what_polars_writes():
+    """Every table's stored Arrow schema (made without polars, for the wired fast path) is the
+    one polars' write_parquet gives a frame of that table."""
+    import io
+
+    from tracekit.ingest import _pl_schema
+
+    for table in TABLES:
+        buf = io.BytesIO()
+        pl.DataFrame(schema=_pl_schema(table)).write_parquet(buf)
+        buf.seek(0)
+        assert _stored_schema(table).equals(pq.read_schema(buf).remove_metadata(), check_metadata=True), table
+
+
+def test_run_record_is_from_pylist():
+    """The run record built from Arrow buffers (no pandas, no polars) against pyarrow's own
+    from_pylist, with nulls, empty and non-ASCII labels, two flows."""
+    from datetime import datetime, timezone
+
+    import pyarrow as pa
+
+    from tracekit.ingest import _record_table
+    from tracekit.schema import RUNS
+
+    base = {"source": "/tmp/é.tr", "sha256": "ab" * 32, "trace_kind": "wired", "compression": "none", "size_bytes": 2**40,
+            "n_lines": 7, "n_events": 6, "n_skipped_lines": 0, "t_start": 0.25, "t_end": 1e9, "scenario": None, "seed": None,
+            "labels": [], "flow_labels": [], "ingested_at": datetime(2026, 11, 24, 1, 2, 3, 456789, tzinfo=timezone.utc),
+            "tracekit_version": "0.1.0", "schema_version": 1}
+    full = {**base, "scenario": "dumbbell", "seed": -3, "labels": [{"key": "a", "value": "ü"}, {"key": "", "value": "x"}],
+            "flow_labels": [{"fid": 1, "name": "Reno"}, {"fid": -2, "name": ""}]}
+    for rec in (base, full):
+        got, want = _record_table(rec), pa.Table.from_pylist([rec], schema=RUNS)
+        got.validate(full=True)
+        assert got.equals(want), (got.to_pylist(), want.to_pylist())
+        assert got.to_pylist() == [rec]

@@ -22,11 +22,10 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -35,12 +34,17 @@ from .detect import detect_kind
 from .materialise import materialise_run
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
 from .parsers import FORMATS, Frame, TraceFormat, as_polars, get_parser, lines_at
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from .parsers._lazy import polars as pl     # not imported by the wired fast path (0.1 s of start-up)
 from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from .sources import CHUNK_BYTES, TraceSource
 from .store import Store, store_write_error
 from .tracemeta import labels_from_meta, parse_meta
 
 RUN_ID_LEN = 16
+_US = timedelta(microseconds=1)
 
 ProgressFn = Callable[[Path, int, int], None]   # (path, bytes done, bytes total) on disk
 
@@ -96,16 +100,68 @@ def _polars_schema(schema: pa.Schema) -> pl.Schema:
     return pl.DataFrame(pa.Table.from_batches([], schema=schema)).schema
 
 
-_PL_SCHEMAS = {name: _polars_schema(s) for name, s in TABLES.items()}
+_PL_SCHEMA_CACHE: dict[str, pl.Schema] = {}
 
 
-_PL_RUNS = _polars_schema(RUNS)
+def _pl_schema(table: str) -> pl.Schema:
+    """The polars schema of a stored table (made on first use: it imports polars)."""
+    if table not in _PL_SCHEMA_CACHE:
+        _PL_SCHEMA_CACHE[table] = _polars_schema(TABLES[table])
+    return _PL_SCHEMA_CACHE[table]
+
+
+def __getattr__(name: str):
+    # _PL_SCHEMAS: the polars schemas of every stored table, for the benchmarks' stage profile
+    if name == "_PL_SCHEMAS":
+        return {t: _pl_schema(t) for t in TABLES}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _record_table(record: dict) -> pa.Table:
-    """A run record as a one-row table of schema RUNS. Through polars: pyarrow's from_pylist
-    imports pandas (0.2 s of every ingest's start-up)."""
-    return pl.DataFrame([record], schema=_PL_RUNS, orient="row").to_arrow().cast(RUNS)
+    """A run record as a one-row table of schema RUNS, built from Arrow buffers: pyarrow's
+    pa.array and from_pylist import pandas (0.2 s), polars is 0.1 s of start-up that the wired
+    fast path does not otherwise need, and Table.cast imports pyarrow.compute."""
+    return pa.Table.from_arrays([_arrow_array(f.type, [record[f.name]]) for f in RUNS], schema=RUNS)
+
+
+def _arrow_array(typ: pa.DataType, values: list) -> pa.Array:
+    """`values` (None for null) as an Arrow array of type `typ`: the types of RUNS (strings,
+    int32/int64, double, timestamp[us], lists of structs of those)."""
+    import struct
+
+    n = len(values)
+    nulls = sum(v is None for v in values)
+    validity = None
+    if nulls:
+        bits = bytearray((n + 7) // 8)
+        for i, v in enumerate(values):
+            if v is not None:
+                bits[i >> 3] |= 1 << (i & 7)
+        validity = pa.py_buffer(bytes(bits))
+    if pa.types.is_string(typ):
+        data = [(v or "").encode() for v in values]
+        offsets = [0]
+        for d in data:
+            offsets.append(offsets[-1] + len(d))
+        return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(struct.pack(f"<{n + 1}i", *offsets)),
+                                              pa.py_buffer(b"".join(data))], null_count=nulls)
+    if pa.types.is_list(typ):
+        offsets = [0]
+        for v in values:
+            offsets.append(offsets[-1] + len(v or []))
+        items = [x for v in values for x in (v or [])]
+        st = typ.value_type
+        child = pa.StructArray.from_arrays([_arrow_array(st.field(k).type, [x[st.field(k).name] for x in items])
+                                            for k in range(st.num_fields)], fields=list(st))
+        return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(struct.pack(f"<{n + 1}i", *offsets))],
+                                     null_count=nulls, children=[child])
+    if pa.types.is_timestamp(typ):
+        assert typ.unit == "us"
+        epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+        values = [None if v is None else (v - epoch) // _US for v in values]
+    code = {pa.int32(): "i", pa.int64(): "q", pa.float64(): "d"}.get(typ, "q")
+    packed = struct.pack(f"<{n}{code}", *[0 if v is None else v for v in values])
+    return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(packed)], null_count=nulls)
 
 
 class _Writers:
@@ -157,24 +213,52 @@ def _height(frame: Frame) -> int:
 
 def _times(frame: Frame):
     """The `time` column of a parser's frame as a numpy array (no copy)."""
-    return (frame.column("time") if isinstance(frame, pa.Table) else frame["time"]).to_numpy()
+    return _numpy(frame, "time")
+
+
+def _numpy(frame: Frame, name: str):
+    """A column without nulls of a parser's frame as a numpy array, without a copy. An Arrow
+    column's buffer is taken as it is: pyarrow's own to_numpy imports pandas (0.2 s)."""
+    import numpy as np
+
+    if isinstance(frame, pa.Table):
+        col = frame.column(name)
+        if col.num_chunks == 1 and col.null_count == 0 and col.type in (pa.float64(), pa.int64()):
+            a = col.chunk(0)
+            return np.frombuffer(a.buffers()[1], dtype=np.float64 if a.type == pa.float64() else np.int64,
+                                 count=len(a), offset=a.offset * 8)
+        frame = as_polars(frame)
+    return frame[name].to_numpy()
 
 
 _STORED: dict[str, pa.Schema] = {}
+# the field metadata polars gives a Categorical column (it reads such a column back as one)
+_CATEGORICAL = {b"_PL_CATEGORICAL2": b"0;0;u32;"}
 
 
 def _stored_schema(table: str) -> pa.Schema:
     """The Arrow schema of `table`'s parts as readers have always found it: the one polars'
     write_parquet gave them (dictionary columns as dictionary<uint32, string> marked as
-    polars categoricals, strings as large_string), taken from an empty frame written by polars,
-    so that pyarrow writes parts that read back exactly as before."""
+    polars categoricals, strings as large_string), so that pyarrow writes parts that read
+    back exactly as before (tests/test_stored_parts.py compares them with polars' parts)."""
     if table not in _STORED:
-        import io
+        fields = []
+        for f in TABLES[table]:
+            if pa.types.is_dictionary(f.type):
+                fields.append(pa.field(f.name, pa.dictionary(pa.uint32(), pa.string()), metadata=_CATEGORICAL))
+            elif pa.types.is_string(f.type):
+                fields.append(pa.field(f.name, pa.large_string()))
+            elif pa.types.is_primitive(f.type):
+                fields.append(pa.field(f.name, f.type))
+            else:             # other types (lists): as polars writes them
+                import io
 
-        buf = io.BytesIO()
-        pl.DataFrame(schema=_PL_SCHEMAS[table]).write_parquet(buf)
-        buf.seek(0)
-        _STORED[table] = pq.read_schema(buf).remove_metadata()
+                buf = io.BytesIO()
+                pl.DataFrame(schema=_pl_schema(table)).write_parquet(buf)
+                buf.seek(0)
+                _STORED[table] = pq.read_schema(buf).remove_metadata()
+                return _STORED[table]
+        _STORED[table] = pa.schema(fields)
     return _STORED[table]
 
 
@@ -188,8 +272,8 @@ def _conform(frame: Frame, table: str) -> pa.Table:
     """A parser's frame as the stored part's table: the table's columns in order, of their
     stored types (a column the parser does not give: nulls)."""
     schema = _stored_schema(table)
-    if isinstance(frame, pl.DataFrame):
-        pl_schema = _PL_SCHEMAS[table]
+    if not isinstance(frame, pa.Table):       # a polars frame
+        pl_schema = _pl_schema(table)
         missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in pl_schema.items() if name not in frame.columns]
         if missing:
             frame = frame.with_columns(missing)
@@ -197,9 +281,11 @@ def _conform(frame: Frame, table: str) -> pa.Table:
     elif frame.schema.names != schema.names:
         frame = pa.Table.from_arrays([frame.column(f.name) if f.name in frame.schema.names else pa.nulls(frame.num_rows, f.type)
                                       for f in schema], schema=schema)
-    # the same types with the stored field metadata: no copy for the wired fast path's tables;
-    # polars' dictionaries of large strings become the stored dictionaries of strings
-    return frame.cast(schema)
+    if frame.schema.types == schema.types:
+        # the wired fast path's tables: the stored field metadata put on, without a copy (and
+        # without Table.cast, which imports pyarrow.compute: 25 ms of start-up)
+        return pa.Table.from_arrays(frame.columns, schema=schema)
+    return frame.cast(schema)    # polars' dictionaries of large strings to the stored ones of strings
 
 
 def _write_options(schema: pa.Schema) -> dict:
@@ -397,7 +483,7 @@ class _TimeCheck:
                 # are NaN or -inf); anything else takes the exact way below
                 self.latest = max(self.latest, float(t.max()))
                 return []
-        lines = (frame.column("line_no") if isinstance(frame, pa.Table) else frame["line_no"]).to_numpy()
+        lines = _numpy(frame, "line_no")
         bad: dict[int, str] = {}
         with np.errstate(invalid="ignore"):
             for i in np.flatnonzero(~np.isfinite(t)):
@@ -454,6 +540,27 @@ class _TraceCopy:
             self.f.close()
 
 
+_WARMED: list = []
+
+
+def _import_ahead() -> None:
+    """Import duckdb (the stored facts' step at the end of an ingest: ~40 ms) on a thread
+    while the trace is parsed: the parsers and writers hold the GIL little, and that import
+    no longer waits until the last chunk."""
+    if _WARMED:
+        return
+    import threading
+
+    def imports() -> None:
+        try:
+            import duckdb  # noqa: F401
+        except Exception:       # imported again where needed; its error is raised there
+            pass
+
+    _WARMED.append(threading.Thread(target=imports, name="tracekit-imports", daemon=True))
+    _WARMED[0].start()
+
+
 def ingest_file(
     store: Store,
     path: str | os.PathLike,
@@ -480,6 +587,7 @@ def ingest_file(
     except BaseException:
         src.close()
         raise
+    _import_ahead()
     parser = get_parser(kind)
     main = MAIN_TABLE[kind]
     event_tables = (main, *FORMATS[kind].also_event_tables)     # n_events, t_start, t_end

@@ -18,20 +18,24 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TypeAlias
+from typing import TYPE_CHECKING, Callable, TypeAlias
 
-import polars as pl
 import pyarrow as pa
 
 from ..errors import TraceLineError
 
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
-Frame: TypeAlias = pl.DataFrame | pa.Table      # a parser's rows of one table
+
+Frame: TypeAlias = "pl.DataFrame | pa.Table"      # a parser's rows of one table
 
 
 def as_polars(frame: Frame) -> pl.DataFrame:
     """A parser's rows as a polars frame (an Arrow table's dictionary columns as Categorical)."""
-    return frame if isinstance(frame, pl.DataFrame) else pl.from_arrow(frame)  # type: ignore[return-value]
+    return pl.from_arrow(frame) if isinstance(frame, pa.Table) else frame  # type: ignore[return-value]
 
 
 @dataclass
@@ -201,12 +205,13 @@ def read_fields(data: bytes, schema: dict) -> pl.DataFrame:
     """Space-separated fields into typed columns, one row per line (blank lines give an
     all-null row). Fields that do not parse become null; extra fields land in the last
     column, so schemas end with a String catch-all. Lines that are not UTF-8 text read as
-    BAD_TEXT_LINE."""
+    BAD_TEXT_LINE. `schema`: column -> polars type, or its name ("Int32": the parser modules
+    name them, so that importing them does not import polars)."""
     return pl.read_csv(
         text_lines_only(data),
         has_header=False,
         separator=" ",
-        schema=schema,
+        schema={k: getattr(pl, v) if isinstance(v, str) else v for k, v in schema.items()},
         quote_char=None,
         truncate_ragged_lines=True,
         extra_columns="ignore",

@@ -34,8 +34,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import polars as pl
 import pyarrow as pa
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import TracekitError, clip_repr
 from . import (ANNOTATIONS, ParsedChunk, Parser, TraceFormat, as_polars, register)

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import struct
 
-import polars as pl
 import pyarrow as pa
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
 from . import (ANNOTATION_EXPLAINED, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows,
@@ -43,25 +49,25 @@ EVENTS = pa.schema(
 )
 
 _READ = {
-    "event": pl.String,
-    "time": pl.Float64,
-    "from_node": pl.Int32,
-    "to_node": pl.Int32,
-    "ptype": pl.String,
-    "size": pl.Int32,
-    "flags": pl.String,
-    "fid": pl.Int32,
-    "src": pl.String,
-    "dst": pl.String,
-    "seq": pl.Int64,
-    "pkt_id": pl.Int64,
+    "event": "String",
+    "time": "Float64",
+    "from_node": "Int32",
+    "to_node": "Int32",
+    "ptype": "String",
+    "size": "Int32",
+    "flags": "String",
+    "fid": "Int32",
+    "src": "String",
+    "dst": "String",
+    "seq": "Int64",
+    "pkt_id": "Int64",
     # the show_tcphdr_ fields are read as text first: a field that is there but is not a
     # number must make the line bad, not read as an absent field (a 12-field line)
-    "tcp_ackno": pl.String,
-    "tcp_flags": pl.String,
-    "tcp_hlen": pl.String,
-    "sack_blocks": pl.String,
-    "extra": pl.String,
+    "tcp_ackno": "String",
+    "tcp_flags": "String",
+    "tcp_hlen": "String",
+    "sack_blocks": "String",
+    "extra": "String",
 }
 _REQUIRED = ("time", "from_node", "to_node", "ptype", "size", "flags", "fid", "seq", "pkt_id",
              "src_node", "src_port", "dst_node", "dst_port")
