@@ -290,14 +290,17 @@ def _conform(frame: Frame, table: str) -> pa.Table:
 
 def _write_options(schema: pa.Schema) -> dict:
     """How pyarrow writes a part of `schema` (issue 16: writing was the largest cost of
-    ingest; these settings write an events part in ~12 ms per 8 MiB of trace instead of the
-    ~30 ms of polars' zstd, and the parts come out smaller; benchmarks/bench_parquet_write.py):
+    ingest; these settings take about 25 % less CPU per 8 MiB of trace than polars' zstd-1,
+    and the parts come out 20 % smaller; benchmarks/bench_parquet_write.py):
     - dictionary encoding for the columns with few distinct values: the dictionary columns,
       strings and int32 (nodes, ports, sizes, flow ids, flags); pyarrow falls back to plain
       encoding by itself on a column whose dictionary grows past 1 MB;
     - DELTA_BINARY_PACKED for int64 (line numbers, packet ids, sequence numbers: counters,
-      whose differences are small), BYTE_STREAM_SPLIT for doubles (times, positions): both
-      cheap to encode, and they make zstd's work small;
+      whose differences are small): cheap to encode, and it leaves zstd little to do;
+    - doubles (times, positions) plain: BYTE_STREAM_SPLIT was 2 ms a chunk cheaper, but its
+      pages are 40 % larger and mostly incompressible, so zstd stores them raw, where bytes
+      overwritten on disk decode silently as other numbers instead of failing the query
+      (tests/test_store_damage.py);
     - zstd level 1 on every column;
     - min/max statistics on the numeric columns only (those of the string columns cost more
       than all the numeric ones and prune nothing: every part holds every event code)."""
@@ -308,8 +311,6 @@ def _write_options(schema: pa.Schema) -> dict:
             dict_cols.append(f.name)
         elif pa.types.is_int64(t):
             encodings[f.name] = "DELTA_BINARY_PACKED"
-        elif pa.types.is_float64(t):
-            encodings[f.name] = "BYTE_STREAM_SPLIT"
         if pa.types.is_integer(t) or pa.types.is_floating(t):
             stats.append(f.name)
     return {"compression": "zstd", "compression_level": 1, "use_dictionary": dict_cols,
