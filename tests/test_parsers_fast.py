@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
 
-from tracekit.ingest import _PL_SCHEMAS, ingest_file
+from tracekit.ingest import _conform, _stored_schema, ingest_file
 from tracekit.parsers import ParsedChunk, wired
 from tracekit.sources import TraceSource
 from tracekit.store import Store
@@ -30,10 +30,12 @@ def _parse(data: bytes, first: int, fast: bool, monkeypatch) -> ParsedChunk:
         return wired.WiredParser().parse_chunk(data, first)
 
 
-def _stored(frame: pl.DataFrame, table: str) -> pl.DataFrame:
-    """The frame as _Writers stores it, categoricals as text (their codes may differ)."""
-    schema = _PL_SCHEMAS[table]
-    return frame.cast(schema).select(list(schema)).with_columns(pl.col(pl.Categorical).cast(pl.String))  # type: ignore[arg-type]
+def _stored(frame, table: str) -> pl.DataFrame:
+    """The frame (polars, or the fast path's Arrow table) as _Writers stores it, categoricals
+    as text (their codes may differ)."""
+    stored = _conform(frame, table)
+    assert stored.schema == _stored_schema(table)
+    return pl.from_arrow(stored).with_columns(pl.col(pl.Categorical).cast(pl.String))  # type: ignore[union-attr]
 
 
 def _assert_same(data: bytes, first: int, monkeypatch) -> bool:
@@ -179,3 +181,13 @@ def test_normalize_ws_in_c_is_the_python_one():
         assert _wiredc.normalize_ws(s) == normalize_ws_py(s), s
     line = b"s 0.5 _0_ AGT  --- 2 tcp 1040 [0 0 0 0] ------- [0:0 2:0 32 0] [1 0] 0 0 \r\n"
     assert _wiredc.normalize_ws(line * 50) == normalize_ws_py(line * 50)
+
+
+def test_count_lines_is_bytes_count():
+    """The C line count of TraceSource.chunks against bytes.count, across the 16-byte steps."""
+    rng = random.Random(16)
+    for n in [*range(70), 4095, 4096, 4097, 1 << 16]:
+        for _ in range(3):
+            data = bytes(rng.choice(b"\n \x00\xff\x8a+") for _ in range(n))
+            assert _wiredc.count_lines(data) == data.count(b"\n"), data
+    assert _wiredc.count_lines(memoryview(b"a\nb\n")[1:]) == 2

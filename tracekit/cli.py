@@ -255,6 +255,8 @@ class _Progress(_StderrProgress):
         self.tasks = {}
 
     def __enter__(self):
+        if not sys.stderr.isatty():
+            return self     # no bar, and rich not imported (30 ms of every scripted ingest's start-up)
         from rich.console import Console
 
         self.console = Console(stderr=True)

@@ -22,11 +22,10 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -34,13 +33,18 @@ from . import __version__
 from .detect import detect_kind
 from .materialise import materialise_run
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
-from .parsers import FORMATS, TraceFormat, get_parser, lines_at
+from .parsers import FORMATS, Frame, TraceFormat, as_polars, get_parser, lines_at
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from .parsers._lazy import polars as pl     # not imported by the wired fast path (0.1 s of start-up)
 from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from .sources import CHUNK_BYTES, TraceSource
 from .store import Store, store_write_error
 from .tracemeta import labels_from_meta, parse_meta
 
 RUN_ID_LEN = 16
+_US = timedelta(microseconds=1)
 
 ProgressFn = Callable[[Path, int, int], None]   # (path, bytes done, bytes total) on disk
 
@@ -96,24 +100,76 @@ def _polars_schema(schema: pa.Schema) -> pl.Schema:
     return pl.DataFrame(pa.Table.from_batches([], schema=schema)).schema
 
 
-_PL_SCHEMAS = {name: _polars_schema(s) for name, s in TABLES.items()}
+_PL_SCHEMA_CACHE: dict[str, pl.Schema] = {}
 
 
-_PL_RUNS = _polars_schema(RUNS)
+def _pl_schema(table: str) -> pl.Schema:
+    """The polars schema of a stored table (made on first use: it imports polars)."""
+    if table not in _PL_SCHEMA_CACHE:
+        _PL_SCHEMA_CACHE[table] = _polars_schema(TABLES[table])
+    return _PL_SCHEMA_CACHE[table]
+
+
+def __getattr__(name: str):
+    # _PL_SCHEMAS: the polars schemas of every stored table, for the benchmarks' stage profile
+    if name == "_PL_SCHEMAS":
+        return {t: _pl_schema(t) for t in TABLES}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _record_table(record: dict) -> pa.Table:
-    """A run record as a one-row table of schema RUNS. Through polars: pyarrow's from_pylist
-    imports pandas (0.2 s of every ingest's start-up)."""
-    return pl.DataFrame([record], schema=_PL_RUNS, orient="row").to_arrow().cast(RUNS)
+    """A run record as a one-row table of schema RUNS, built from Arrow buffers: pyarrow's
+    pa.array and from_pylist import pandas (0.2 s), polars is 0.1 s of start-up that the wired
+    fast path does not otherwise need, and Table.cast imports pyarrow.compute."""
+    return pa.Table.from_arrays([_arrow_array(f.type, [record[f.name]]) for f in RUNS], schema=RUNS)
+
+
+def _arrow_array(typ: pa.DataType, values: list) -> pa.Array:
+    """`values` (None for null) as an Arrow array of type `typ`: the types of RUNS (strings,
+    int32/int64, double, timestamp[us], lists of structs of those)."""
+    import struct
+
+    n = len(values)
+    nulls = sum(v is None for v in values)
+    validity = None
+    if nulls:
+        bits = bytearray((n + 7) // 8)
+        for i, v in enumerate(values):
+            if v is not None:
+                bits[i >> 3] |= 1 << (i & 7)
+        validity = pa.py_buffer(bytes(bits))
+    if pa.types.is_string(typ):
+        data = [(v or "").encode() for v in values]
+        offsets = [0]
+        for d in data:
+            offsets.append(offsets[-1] + len(d))
+        return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(struct.pack(f"<{n + 1}i", *offsets)),
+                                              pa.py_buffer(b"".join(data))], null_count=nulls)
+    if pa.types.is_list(typ):
+        offsets = [0]
+        for v in values:
+            offsets.append(offsets[-1] + len(v or []))
+        items = [x for v in values for x in (v or [])]
+        st = typ.value_type
+        child = pa.StructArray.from_arrays([_arrow_array(st.field(k).type, [x[st.field(k).name] for x in items])
+                                            for k in range(st.num_fields)], fields=list(st))
+        return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(struct.pack(f"<{n + 1}i", *offsets))],
+                                     null_count=nulls, children=[child])
+    if pa.types.is_timestamp(typ):
+        assert typ.unit == "us"
+        epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+        values = [None if v is None else (v - epoch) // _US for v in values]
+    code = {pa.int32(): "i", pa.int64(): "q", pa.float64(): "d"}.get(typ, "q")
+    packed = struct.pack(f"<{n}{code}", *[0 if v is None else v for v in values])
+    return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(packed)], null_count=nulls)
 
 
 class _Writers:
     """Writes each chunk's rows as one Parquet part (`<table>-00000.parquet`, ...) on
     background threads, so that writing overlaps parsing the next chunk, and two parts are
-    written at once (polars' Parquet writer uses one core per file, and writing is the
-    largest cost of ingest). At most MAX_PENDING chunks wait to be written, which bounds
-    memory. A frame may lack columns of its table's schema: they are stored as nulls."""
+    written at once (a Parquet writer uses one core per file). At most MAX_PENDING chunks
+    wait to be written, which bounds memory. A frame may lack columns of its table's schema:
+    they are stored as nulls."""
 
     MAX_PENDING = 3
     THREADS = 2
@@ -127,16 +183,18 @@ class _Writers:
         self.parts: dict[str, int] = {}
         self.rows: dict[str, int] = {}
 
-    def write(self, table: str, frame: pl.DataFrame) -> None:
-        if frame.height == 0:
+    def write(self, table: str, frame: Frame) -> None:
+        height = _height(frame)
+        if height == 0:
             return
         k = self.parts.get(table, 0)
         self.parts[table] = k + 1
         path = self.directory / f"{table}-{k:05d}.parquet"
+        _stored_schema(table)            # made once, here, not by two writer threads at once
         # conformed to the schema on the writer thread too: the casts of a wireless chunk's
         # many columns are no small part of the work
-        self.pending.append(self.pool.submit(_store_part, frame, _PL_SCHEMAS[table], path))
-        self.rows[table] = self.rows.get(table, 0) + frame.height
+        self.pending.append(self.pool.submit(_store_part, frame, table, path))
+        self.rows[table] = self.rows.get(table, 0) + height
         while len(self.pending) > self.MAX_PENDING:
             self.pending.pop(0).result()
 
@@ -149,20 +207,126 @@ class _Writers:
             self.pool.shutdown(wait=True)
 
 
-def _store_part(frame: pl.DataFrame, schema: pl.Schema, path: Path) -> None:
+def _height(frame: Frame) -> int:
+    return frame.num_rows if isinstance(frame, pa.Table) else frame.height
+
+
+def _times(frame: Frame):
+    """The `time` column of a parser's frame as a numpy array (no copy)."""
+    return _numpy(frame, "time")
+
+
+def _numpy(frame: Frame, name: str):
+    """A column without nulls of a parser's frame as a numpy array, without a copy. An Arrow
+    column's buffer is taken as it is: pyarrow's own to_numpy imports pandas (0.2 s)."""
+    import numpy as np
+
+    if isinstance(frame, pa.Table):
+        col = frame.column(name)
+        if col.num_chunks == 1 and col.null_count == 0 and col.type in (pa.float64(), pa.int64()):
+            a = col.chunk(0)
+            return np.frombuffer(a.buffers()[1], dtype=np.float64 if a.type == pa.float64() else np.int64,
+                                 count=len(a), offset=a.offset * 8)
+        frame = as_polars(frame)
+    return frame[name].to_numpy()
+
+
+_STORED: dict[str, pa.Schema] = {}
+# the field metadata polars gives a Categorical column (it reads such a column back as one)
+_CATEGORICAL = {b"_PL_CATEGORICAL2": b"0;0;u32;"}
+
+
+def _stored_schema(table: str) -> pa.Schema:
+    """The Arrow schema of `table`'s parts as readers have always found it: the one polars'
+    write_parquet gave them (dictionary columns as dictionary<uint32, string> marked as
+    polars categoricals, strings as large_string), so that pyarrow writes parts that read
+    back exactly as before (tests/test_stored_parts.py compares them with polars' parts)."""
+    if table not in _STORED:
+        fields = []
+        for f in TABLES[table]:
+            if pa.types.is_dictionary(f.type):
+                fields.append(pa.field(f.name, pa.dictionary(pa.uint32(), pa.string()), metadata=_CATEGORICAL))
+            elif pa.types.is_string(f.type):
+                fields.append(pa.field(f.name, pa.large_string()))
+            elif pa.types.is_primitive(f.type):
+                fields.append(pa.field(f.name, f.type))
+            else:             # other types (lists): as polars writes them
+                import io
+
+                buf = io.BytesIO()
+                pl.DataFrame(schema=_pl_schema(table)).write_parquet(buf)
+                buf.seek(0)
+                _STORED[table] = pq.read_schema(buf).remove_metadata()
+                return _STORED[table]
+        _STORED[table] = pa.schema(fields)
+    return _STORED[table]
+
+
+def _store_part(frame: Frame, table: str, path: Path) -> None:
     """`frame` with its table's columns, in order, of their stored types (a column the parser
     does not give is stored as nulls), written to `path`."""
-    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in schema.items() if name not in frame.columns]
-    if missing:
-        frame = frame.with_columns(missing)
-    _write_part(frame.cast(schema).select(list(schema)), path)  # type: ignore[arg-type]
+    _write_part(_conform(frame, table), path)
 
 
-def _write_part(frame: pl.DataFrame, path: Path) -> None:
-    # zstd level 1: 13 % faster than the default level 3 on ns-2 traces, same size
+def _conform(frame: Frame, table: str) -> pa.Table:
+    """A parser's frame as the stored part's table: the table's columns in order, of their
+    stored types (a column the parser does not give: nulls)."""
+    schema = _stored_schema(table)
+    if not isinstance(frame, pa.Table):       # a polars frame
+        pl_schema = _pl_schema(table)
+        missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in pl_schema.items() if name not in frame.columns]
+        if missing:
+            frame = frame.with_columns(missing)
+        frame = frame.cast(pl_schema).select(list(pl_schema)).to_arrow()  # type: ignore[arg-type]
+    elif frame.schema.names != schema.names:
+        frame = pa.Table.from_arrays([frame.column(f.name) if f.name in frame.schema.names else pa.nulls(frame.num_rows, f.type)
+                                      for f in schema], schema=schema)
+    if frame.schema.types == schema.types:
+        # the wired fast path's tables: the stored field metadata put on, without a copy (and
+        # without Table.cast, which imports pyarrow.compute: 25 ms of start-up)
+        return pa.Table.from_arrays(frame.columns, schema=schema)
+    return frame.cast(schema)    # polars' dictionaries of large strings to the stored ones of strings
+
+
+def _write_options(schema: pa.Schema) -> dict:
+    """How pyarrow writes a part of `schema` (issue 16: writing was the largest cost of
+    ingest; these settings take about 25 % less CPU per 8 MiB of trace than polars' zstd-1,
+    and the parts come out 20 % smaller; benchmarks/bench_parquet_write.py):
+    - dictionary encoding for the columns with few distinct values: the dictionary columns,
+      strings and int32 (nodes, ports, sizes, flow ids, flags); pyarrow falls back to plain
+      encoding by itself on a column whose dictionary grows past 1 MB;
+    - DELTA_BINARY_PACKED for int64 (line numbers, packet ids, sequence numbers: counters,
+      whose differences are small): cheap to encode, and it leaves zstd little to do;
+    - doubles (times, positions) plain: BYTE_STREAM_SPLIT was 2 ms a chunk cheaper, but its
+      pages are 40 % larger and mostly incompressible, so zstd stores them raw, where bytes
+      overwritten on disk decode silently as other numbers instead of failing the query
+      (tests/test_store_damage.py);
+    - zstd level 1 on every column;
+    - min/max statistics on the numeric columns only (those of the string columns cost more
+      than all the numeric ones and prune nothing: every part holds every event code)."""
+    dict_cols, encodings, stats = [], {}, []
+    for f in schema:
+        t = f.type
+        if pa.types.is_dictionary(t) or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_int32(t):
+            dict_cols.append(f.name)
+        elif pa.types.is_int64(t):
+            encodings[f.name] = "DELTA_BINARY_PACKED"
+        if pa.types.is_integer(t) or pa.types.is_floating(t):
+            stats.append(f.name)
+    return {"compression": "zstd", "compression_level": 1, "use_dictionary": dict_cols,
+            "column_encoding": encodings, "write_statistics": stats}
+
+
+_OPTIONS: dict[pa.Schema, dict] = {}
+
+
+def _write_part(frame: pa.Table, path: Path) -> None:
+    opts = _OPTIONS.get(frame.schema)
+    if opts is None:
+        opts = _OPTIONS[frame.schema] = _write_options(frame.schema)
     try:
-        frame.write_parquet(path, compression="zstd", compression_level=1)
-    except (OSError, pl.exceptions.PolarsError) as e:
+        pq.write_table(frame, path, **opts)
+    except (OSError, pa.ArrowException) as e:
         raise _as_os_error(e) from None
 
 
@@ -329,13 +493,13 @@ class _TimeCheck:
         self.fmt = fmt
         self.latest = -math.inf          # the latest accepted time so far
 
-    def bad_rows(self, frame: pl.DataFrame) -> list[tuple[int, str]]:
+    def bad_rows(self, frame: Frame) -> list[tuple[int, str]]:
         """(line_no, reason) of the bad rows of `frame` (line order), in line order."""
         import numpy as np
 
-        if frame.height == 0:
+        if _height(frame) == 0:
             return []
-        t = frame["time"].to_numpy()
+        t = _times(frame)
         # the usual case, in one pass: every time finite, >= 0 and in order
         tol0 = max(self.fmt.time_rounding_s, self.fmt.time_rounding_rel * abs(self.latest)) if self.latest > -math.inf else 0.0
         with np.errstate(invalid="ignore"):
@@ -345,7 +509,7 @@ class _TimeCheck:
                 # are NaN or -inf); anything else takes the exact way below
                 self.latest = max(self.latest, float(t.max()))
                 return []
-        lines = frame["line_no"].to_numpy()
+        lines = _numpy(frame, "line_no")
         bad: dict[int, str] = {}
         with np.errstate(invalid="ignore"):
             for i in np.flatnonzero(~np.isfinite(t)):
@@ -414,6 +578,27 @@ def _regular_size(path: Path) -> float:
     return st.st_size if stat.S_ISREG(st.st_mode) else math.inf
 
 
+_WARMED: list = []
+
+
+def _import_ahead() -> None:
+    """Import duckdb (the stored facts' step at the end of an ingest: ~40 ms) on a thread
+    while the trace is parsed: the parsers and writers hold the GIL little, and that import
+    no longer waits until the last chunk."""
+    if _WARMED:
+        return
+    import threading
+
+    def imports() -> None:
+        try:
+            import duckdb  # noqa: F401
+        except Exception:       # imported again where needed; its error is raised there
+            pass
+
+    _WARMED.append(threading.Thread(target=imports, name="tracekit-imports", daemon=True))
+    _WARMED[0].start()
+
+
 def ingest_file(
     store: Store,
     path: str | os.PathLike,
@@ -440,6 +625,7 @@ def ingest_file(
     except BaseException:
         src.close()
         raise
+    _import_ahead()
     parser = get_parser(kind)
     main = MAIN_TABLE[kind]
     event_tables = (main, *FORMATS[kind].also_event_tables)     # n_events, t_start, t_end
@@ -480,7 +666,7 @@ def ingest_file(
             if bad_times:
                 bad = sorted(bad + bad_times[:1])
                 drop = [ln for ln, _ in bad_times]
-                res.tables = {name: frame.filter(~pl.col("line_no").is_in(drop)) for name, frame in res.tables.items()}
+                res.tables = {name: as_polars(frame).filter(~pl.col("line_no").is_in(drop)) for name, frame in res.tables.items()}
             if bad:
                 line_no, reason = bad[0]
                 if not skip_bad_lines:
@@ -493,9 +679,9 @@ def ingest_file(
                 comments.extend(res.comments)
             for table, frame in res.tables.items():
                 writers.write(table, frame)
-                if table in event_tables and frame.height:
-                    t_min = min(t_min, float(frame["time"].min()))  # type: ignore[arg-type]
-                    t_max = max(t_max, float(frame["time"].max()))  # type: ignore[arg-type]
+                if table in event_tables and _height(frame):
+                    t = _times(frame)
+                    t_min, t_max = min(t_min, float(t.min())), max(t_max, float(t.max()))
             if progress:
                 progress(path, src.raw_position(), raw_total)
         writers.close()

@@ -4,8 +4,9 @@ Adding a format is one module plus its line in the import list at the bottom of 
 (and, to query it, its view in sql/); the store, the detection and the lists of packet
 traces all read this registry.
 
-A parser turns a chunk of complete lines into polars frames, one per stored table, plus the
-offsets of the lines it could not read; `explain` says in plain words what is wrong with one
+A parser turns a chunk of complete lines into polars frames (or Arrow tables: the wired fast
+path's, already of the stored types), one per stored table, plus the offsets of the lines it
+could not read; `explain` says in plain words what is wrong with one
 such line (only called on the error path).
 
 `parse_text` is the entry point for tests and small inputs: it parses a string and raises
@@ -17,17 +18,29 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, TypeAlias
 
-import polars as pl
 import pyarrow as pa
 
 from ..errors import TraceLineError
 
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
+
+
+Frame: TypeAlias = "pl.DataFrame | pa.Table"      # a parser's rows of one table
+
+
+def as_polars(frame: Frame) -> pl.DataFrame:
+    """A parser's rows as a polars frame (an Arrow table's dictionary columns as Categorical)."""
+    return pl.from_arrow(frame) if isinstance(frame, pa.Table) else frame  # type: ignore[return-value]
+
 
 @dataclass
 class ParsedChunk:
-    tables: dict[str, pl.DataFrame]
+    tables: dict[str, Frame]
     bad_offsets: list[int]                        # 0-based line offsets within the chunk
     bad_count: int = 0
     comments: list[tuple[int, str]] = field(default_factory=list)   # (line_no, text) of '#' lines
@@ -192,12 +205,13 @@ def read_fields(data: bytes, schema: dict) -> pl.DataFrame:
     """Space-separated fields into typed columns, one row per line (blank lines give an
     all-null row). Fields that do not parse become null; extra fields land in the last
     column, so schemas end with a String catch-all. Lines that are not UTF-8 text read as
-    BAD_TEXT_LINE."""
+    BAD_TEXT_LINE. `schema`: column -> polars type, or its name ("Int32": the parser modules
+    name them, so that importing them does not import polars)."""
     return pl.read_csv(
         text_lines_only(data),
         has_header=False,
         separator=" ",
-        schema=schema,
+        schema={k: getattr(pl, v) if isinstance(v, str) else v for k, v in schema.items()},
         quote_char=None,
         truncate_ragged_lines=True,
         extra_columns="ignore",
@@ -281,7 +295,7 @@ def parse_text(text: str, kind: str = "wired", path: str = "<text>") -> dict[str
         off = res.bad_offsets[0]
         line = lines_at(data, [off])[off]
         raise TraceLineError(path, off + 1, parser.explain(line), line)
-    return res.tables
+    return {name: as_polars(frame) for name, frame in res.tables.items()}
 
 
 # Registration: importing a format's module registers it. The order of this list is the

@@ -10,6 +10,7 @@
  * only gives the same columns faster (tests/test_parsers_fast.py compares the two).
  *
  * normalize_ws(data: bytes) -> bytes, at the end, is tracekit.parsers.normalize_ws in C.
+ * count_lines(data: bytes) -> int is data.count(b"\n"), faster (TraceSource.chunks' count).
  *
  * parse_wired(data: bytes, first_line_no: int) -> None | (n_rows, n_hdr, buffers, dicts)
  *   buffers: one bytes object per column, in the order of COLS below (little-endian
@@ -25,6 +26,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 enum {
     C_LINE_NO, C_EVENT, C_TIME, C_FROM, C_TO, C_PTYPE, C_SIZE, C_FLAGS, C_FID,
@@ -270,7 +274,7 @@ static inline int parse_word(const char **pp, const char **s, Py_ssize_t *len) {
     } while (0)
 
 /* 0 on success; -1: not a chunk for the fast path */
-static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, char **col,
+static int parse_all(const char *data, Py_ssize_t size, Py_ssize_t n, int64_t first_line_no, char **col,
                      uint8_t *valid, Py_ssize_t *n_hdr_out, Dict *ev, Dict *pt, Dict *fl) {
     const char *p = data, *end = data + size;
     Py_ssize_t i = 0, n_hdr = 0;
@@ -288,6 +292,8 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, c
     const char *s;
     Py_ssize_t len;
     while (p < end) {
+        if (i == n) /* never past the buffers (n is counted by newlines(), so never met) */
+            goto bad;
         char c = *p;
         if (c != '+' && c != '-' && c != 'r' && c != 'd' && c != 'e' && c != 'h')
             goto bad;
@@ -341,10 +347,41 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, c
         p++; /* the newline */
         i++;
     }
+    if (i != n)
+        goto bad;
     *n_hdr_out = n_hdr;
     return 0;
 bad:
     return -1;
+}
+
+/* the number of '\n' bytes in p[0:size]: 16 bytes at a time where SSE2 is (every x86-64) */
+static Py_ssize_t newlines(const char *p, Py_ssize_t size) {
+    Py_ssize_t n = 0, i = 0;
+#ifdef __SSE2__
+    const __m128i nl = _mm_set1_epi8('\n');
+    for (; i + 16 <= size; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        n += __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)));
+    }
+#endif
+    for (; i < size; i++)
+        n += p[i] == '\n';
+    return n;
+}
+
+/* count_lines(data) -> int: data.count(b"\n"), without the GIL, 4-5 x faster */
+static PyObject *count_lines(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf))
+        return NULL;
+    Py_ssize_t n;
+    Py_BEGIN_ALLOW_THREADS
+    n = newlines((const char *)buf.buf, buf.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    return PyLong_FromSsize_t(n);
 }
 
 static PyObject *parse_wired(PyObject *self, PyObject *args) {
@@ -358,13 +395,9 @@ static PyObject *parse_wired(PyObject *self, PyObject *args) {
     PyObject *result = NULL, *cols[N_COLS + 1] = {NULL};
     if (size == 0 || data[size - 1] != '\n')
         goto fallback;
-    Py_ssize_t n = 0;
+    Py_ssize_t n;
     Py_BEGIN_ALLOW_THREADS
-    for (const char *q = data, *end = data + size; q < end;) {
-        const char *nl = memchr(q, '\n', end - q);
-        n++;
-        q = nl + 1;
-    }
+    n = newlines(data, size);
     Py_END_ALLOW_THREADS
     char *colp[N_COLS];
     for (int c = 0; c < N_COLS; c++) {
@@ -382,7 +415,7 @@ static PyObject *parse_wired(PyObject *self, PyObject *args) {
     Py_ssize_t n_hdr = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = parse_all(data, size, (int64_t)first_line_no, colp, valid, &n_hdr, &ev, &pt, &fl);
+    rc = parse_all(data, size, n, (int64_t)first_line_no, colp, valid, &n_hdr, &ev, &pt, &fl);
     Py_END_ALLOW_THREADS
     if (rc < 0)
         goto fallback;
@@ -481,6 +514,7 @@ static PyMethodDef methods[] = {
     {"normalize_ws", normalize_ws, METH_VARARGS, "normalize_ws(data) -> bytes: see tracekit.parsers.normalize_ws"},
     {"parse_wired", parse_wired, METH_VARARGS,
      "parse_wired(data, first_line_no) -> None | (n_rows, n_hdr, buffers, dicts): see the module source"},
+    {"count_lines", count_lines, METH_VARARGS, "count_lines(data) -> int: the number of newline bytes"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wiredc",

@@ -34,11 +34,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import polars as pl
 import pyarrow as pa
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
+
 from ..errors import TracekitError, clip_repr
-from . import (ANNOTATIONS, ParsedChunk, Parser, TraceFormat, register)
+from . import (ANNOTATIONS, ParsedChunk, Parser, TraceFormat, as_polars, register)
 from .wired import EVENTS, WIRED_EVENTS, WiredParser
 from .wireless import WIRELESS_ENERGY, WIRELESS_EVENTS, WIRELESS_LOGS, WIRELESS_MOVEMENTS, WirelessParser
 
@@ -148,7 +154,7 @@ class HierParser(Parser):
             self.addrs["events"].append(w_addrs)
         for name, frame in res_m.tables.items():
             if name == "wireless_events":
-                self.addrs["wireless_events"].append(frame.select(
+                self.addrs["wireless_events"].append(as_polars(frame).select(
                     "line_no", _unpack_expr("src_node").alias("src_addr"), _unpack_expr("dst_node").alias("dst_addr"),
                     _unpack_expr("next_hop").alias("hop_addr")))
             if name in tables:

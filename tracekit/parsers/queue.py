@@ -5,8 +5,14 @@
 """
 from __future__ import annotations
 
-import polars as pl
 import pyarrow as pa
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
 from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, read_fields, register
@@ -33,7 +39,7 @@ QUEUE_SAMPLES = pa.schema(
 )
 
 
-_READ = {f"c{i}": pl.String for i in range(12)}
+_READ = {f"c{i}": "String" for i in range(12)}
 _OUT = ("line_no", "sample_kind", "time", "from_node", "to_node", "bytes", "pkts",
         "arrivals_pkts", "departures_pkts", "drops_pkts", "arrivals_bytes", "departures_bytes", "drops_bytes")
 _COUNTERS = ("arrivals_pkts", "departures_pkts", "drops_pkts", "arrivals_bytes", "departures_bytes", "drops_bytes")
@@ -43,8 +49,8 @@ def _f(c: str) -> pl.Expr:
     return pl.col(c).cast(pl.Float64, strict=False)
 
 
-def _i(c: str, dt=pl.Int32) -> pl.Expr:
-    return pl.col(c).cast(dt, strict=False)
+def _i(c: str, dt: str = "Int32") -> pl.Expr:
+    return pl.col(c).cast(getattr(pl, dt), strict=False)
 
 
 class QueueMonitorParser(Parser):
@@ -63,7 +69,7 @@ class QueueMonitorParser(Parser):
             pl.lit("periodic").alias("sample_kind"),
             _f("c0").alias("time"), _i("c1").alias("from_node"), _i("c2").alias("to_node"),
             _f("c3").alias("bytes"), _f("c4").alias("pkts"),
-            *[_i(f"c{5 + k}", pl.Int64).alias(c) for k, c in enumerate(_COUNTERS)],
+            *[_i(f"c{5 + k}", "Int64").alias(c) for k, c in enumerate(_COUNTERS)],
         )
         base_ok = pl.all_horizontal(*[pl.col(c).is_not_null() for c in ("time", "from_node", "to_node", "bytes", "pkts")]) & pl.col("c11").is_null()
         ev = ev.with_columns((is_q & tags_ok & base_ok).alias("_ok"))

@@ -4,8 +4,14 @@ The file does not say which link it belongs to; label the run for that.
 """
 from __future__ import annotations
 
-import polars as pl
 import pyarrow as pa
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
 from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_num, normalize_ws, read_fields, register
@@ -23,7 +29,7 @@ RED_VARS = pa.schema(
 
 
 VARS = {"Q": "curq", "a": "ave", "p": "prob1", "c": "cur_max_p"}
-_READ = {"code": pl.String, "time": pl.Float64, "value": pl.Float64, "extra": pl.String}
+_READ = {"code": "String", "time": "Float64", "value": "Float64", "extra": "String"}
 
 
 class RedParser(Parser):

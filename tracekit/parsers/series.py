@@ -5,8 +5,14 @@ is two numbers; the file does not say what it samples: name it with `--series-na
 """
 from __future__ import annotations
 
-import polars as pl
 import pyarrow as pa
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
 from . import ParsedChunk, Parser, TraceFormat, comment_lines, is_num, normalize_ws, read_fields, register
@@ -20,7 +26,7 @@ SERIES = pa.schema(
     ]
 )
 
-_READ = {"time": pl.String, "value": pl.String, "extra": pl.String}
+_READ = {"time": "String", "value": "String", "extra": "String"}
 
 
 class SeriesParser(Parser):

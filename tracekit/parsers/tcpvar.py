@@ -4,8 +4,14 @@ may share one file; they are told apart by the address columns.
 """
 from __future__ import annotations
 
-import polars as pl
 import pyarrow as pa
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
 from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_digits, is_int, is_num, normalize_ws, read_fields, register
@@ -25,8 +31,8 @@ TCP_VARS = pa.schema(
 )
 
 
-_READ = {"time": pl.String, "src_node": pl.Int32, "src_port": pl.Int32, "dst_node": pl.Int32,
-         "dst_port": pl.Int32, "var": pl.String, "value": pl.Float64, "extra": pl.String}
+_READ = {"time": "String", "src_node": "Int32", "src_port": "Int32", "dst_node": "Int32",
+         "dst_port": "Int32", "var": "String", "value": "Float64", "extra": "String"}
 _OUT = ("line_no", "time", "src_node", "src_port", "dst_node", "dst_port", "var", "value")
 
 

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import struct
 
-import polars as pl
 import pyarrow as pa
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
 from . import (ANNOTATION_EXPLAINED, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows,
@@ -43,25 +49,25 @@ EVENTS = pa.schema(
 )
 
 _READ = {
-    "event": pl.String,
-    "time": pl.Float64,
-    "from_node": pl.Int32,
-    "to_node": pl.Int32,
-    "ptype": pl.String,
-    "size": pl.Int32,
-    "flags": pl.String,
-    "fid": pl.Int32,
-    "src": pl.String,
-    "dst": pl.String,
-    "seq": pl.Int64,
-    "pkt_id": pl.Int64,
+    "event": "String",
+    "time": "Float64",
+    "from_node": "Int32",
+    "to_node": "Int32",
+    "ptype": "String",
+    "size": "Int32",
+    "flags": "String",
+    "fid": "Int32",
+    "src": "String",
+    "dst": "String",
+    "seq": "Int64",
+    "pkt_id": "Int64",
     # the show_tcphdr_ fields are read as text first: a field that is there but is not a
     # number must make the line bad, not read as an absent field (a 12-field line)
-    "tcp_ackno": pl.String,
-    "tcp_flags": pl.String,
-    "tcp_hlen": pl.String,
-    "sack_blocks": pl.String,
-    "extra": pl.String,
+    "tcp_ackno": "String",
+    "tcp_flags": "String",
+    "tcp_hlen": "String",
+    "sack_blocks": "String",
+    "extra": "String",
 }
 _REQUIRED = ("time", "from_node", "to_node", "ptype", "size", "flags", "fid", "seq", "pkt_id",
              "src_node", "src_port", "dst_node", "dst_port")
@@ -81,8 +87,11 @@ def _addr(col: str, node: str, port: str) -> list[pl.Expr]:
 
 
 _fast = load_fast()     # the compiled fast path (tracekit/parsers/_wiredc.c), or None
-# the arrow types of the columns _wiredc fills, in its order (dictionary columns: int32 codes)
-_FAST_TYPES = [EVENTS.field(name).type for name in _OUT]
+# the arrow types of the columns _wiredc fills, in its order; the dictionary columns come as
+# codes 0..63, stored with the uint32 indices of the stored parts (tracekit.ingest), so that
+# no cast is needed on the way to the writer
+_FAST_TYPES = [pa.dictionary(pa.uint32(), pa.string()) if pa.types.is_dictionary(t) else t
+               for t in (EVENTS.field(name).type for name in _OUT)]
 _HDR_START = _OUT.index("tcp_ackno")
 
 
@@ -96,10 +105,11 @@ def _strings(values: list[str]) -> pa.Array:
                                                             pa.py_buffer(b"".join(encoded))])
 
 
-def parse_fast(data: bytes | memoryview, first_line_no: int) -> pl.DataFrame | None:
-    """The events of a chunk of well-formed event lines, parsed by the compiled fast path;
-    None when there is none or the chunk has any other line (blank, '#', 'v', malformed):
-    the polars parser below takes those chunks and explains bad lines."""
+def parse_fast(data: bytes | memoryview, first_line_no: int) -> pa.Table | None:
+    """The events of a chunk of well-formed event lines, parsed by the compiled fast path, as
+    an Arrow table (the C buffers wrapped without a copy; no polars frame on the way to the
+    Parquet writer); None when there is none or the chunk has any other line (blank, '#',
+    'v', malformed): the polars parser below takes those chunks and explains bad lines."""
     if _fast is None:
         return None
     got = _fast.parse_wired(data, first_line_no)
@@ -108,16 +118,16 @@ def parse_fast(data: bytes | memoryview, first_line_no: int) -> pl.DataFrame | N
     n, n_hdr, bufs, dicts = got
     values = iter(dicts)
     arrays = []
+    validity = pa.py_buffer(bufs[-1]) if n_hdr < n else None
     for k, typ in enumerate(_FAST_TYPES):
-        validity = None
-        if k >= _HDR_START and n_hdr < n:
-            validity = pa.py_buffer(bufs[-1])
-        if pa.types.is_dictionary(typ):
-            codes = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(bufs[k])])
+        if isinstance(typ, pa.DictionaryType):
+            codes = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(bufs[k])])
             arrays.append(pa.DictionaryArray.from_arrays(codes, _strings(next(values))))
+        elif k >= _HDR_START and validity is not None:
+            arrays.append(pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(bufs[k])], null_count=n - n_hdr))
         else:
-            arrays.append(pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(bufs[k])], null_count=-1 if validity else 0))
-    return pl.from_arrow(pa.Table.from_arrays(arrays, names=list(_OUT)))  # type: ignore[return-value]
+            arrays.append(pa.Array.from_buffers(typ, n, [None, pa.py_buffer(bufs[k])], null_count=0))
+    return pa.Table.from_arrays(arrays, names=list(_OUT))
 
 
 def _leading_comments(data: bytes) -> tuple[int, int]:
