@@ -182,17 +182,19 @@ def test_cut_events_part_skips_that_run(store, _sweep_store, tracekit_cli):
 # none (a run ingested before they were stored): a damaged part of either
 @pytest.mark.parametrize("table", ["events", "packet_facts"])
 def test_corrupt_data_page_is_one_line_and_verify_deep_names_it(store, tracekit_cli, table):
-    """Bytes overwritten inside a part, its footer whole: no cheap check sees it, so a query
-    that decodes the page fails with one line, and verify --deep finds the run."""
+    """Bytes overwritten inside a part, its footer whole: no cheap check sees it. A page that
+    no longer decodes (here its zstd frame's magic number) makes a query that reads it fail
+    with one line, and verify --deep finds the run."""
     bad = _wired(store)[0]
     if table == "events":
         for p in (store / "runs" / f"run_id={bad}").glob("*_facts-*.parquet"):
             p.unlink()
     part = sorted((store / "runs" / f"run_id={bad}").glob(f"{table}-*.parquet"))[0]
-    size = part.stat().st_size
+    at = part.read_bytes().find(ZSTD_MAGIC)         # the first page's compressed frame
+    assert at > 0
     with open(part, "r+b") as fh:
-        fh.seek(size // 4)
-        fh.write(b"\xff" * (size // 4))
+        fh.seek(at)
+        fh.write(b"\xff" * len(ZSTD_MAGIC))
     p = tracekit_cli("metrics", "-f", "csv", data=store)
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert len(p.stderr.splitlines()) == 1 and "tracekit verify --deep" in p.stderr, p.stderr
@@ -203,6 +205,28 @@ def test_corrupt_data_page_is_one_line_and_verify_deep_names_it(store, tracekit_
     p = tracekit_cli("rm", "--damaged", "--deep", "--yes", data=store)
     assert p.returncode == 0 and p.stdout.startswith(f"removed run {bad} (damaged: {part.name}"), p.stdout + p.stderr
     assert tracekit_cli("metrics", "-f", "csv", data=store).returncode == 0
+
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def test_page_that_still_decodes_is_found_by_its_checksum(store, tracekit_cli):
+    """Bytes overwritten inside an events part where they still decode (zstd keeps
+    incompressible bytes, such as doubles' mantissas, as they are, and DuckDB checks no page
+    checksum): verify --deep finds the run by the CRC32 tracekit writes in every page."""
+    bad = _wired(store)[1]
+    part = sorted((store / "runs" / f"run_id={bad}").glob("events-*.parquet"))[0]
+    meta = pq.ParquetFile(part).metadata
+    col = next(meta.row_group(0).column(i) for i in range(meta.num_columns)
+               if meta.row_group(0).column(i).path_in_schema == "time")
+    start = col.dictionary_page_offset or col.data_page_offset
+    with open(part, "r+b") as fh:                   # inside the time column's page
+        fh.seek(start + col.total_compressed_size // 2)
+        fh.write(b"\x55" * 32)
+    assert tracekit_cli("verify", data=store).returncode == 0          # every footer is whole
+    p = tracekit_cli("verify", "--deep", data=store)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.splitlines()[0].startswith(f"run {bad} is damaged ({part.name}: unreadable data page"), p.stdout
 
 
 def test_verify_reports_every_damaged_run(store, tracekit_cli):

@@ -77,7 +77,8 @@ def footer_problem(path: str | os.PathLike, deep: bool = False) -> str | None:
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(path)
+        # deep: the pages' CRC32s checked where the writer put them (tracekit's own parts)
+        pf = pq.ParquetFile(path, page_checksum_verification=deep)
         if deep:
             for i in range(pf.num_row_groups):
                 pf.read_row_group(i)
