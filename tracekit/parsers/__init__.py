@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeAlias
@@ -31,6 +32,17 @@ else:
 
 
 Frame: TypeAlias = "pl.DataFrame | pa.Table"      # a parser's rows of one table
+
+
+def arrow_strings(values: list[str]) -> pa.Array:
+    """A string array of `values`, the C fast paths' dictionaries (not pa.array(values): that
+    imports pandas, 0.2 s of start-up)."""
+    encoded = [v.encode() for v in values]
+    offsets = [0]
+    for e in encoded:
+        offsets.append(offsets[-1] + len(e))
+    return pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(struct.pack(f"<{len(offsets)}i", *offsets)),
+                                                            pa.py_buffer(b"".join(encoded))])
 
 
 def as_polars(frame: Frame) -> pl.DataFrame:

@@ -4,7 +4,6 @@ in `annotations`, `#` lines are comments.
 """
 from __future__ import annotations
 
-import struct
 
 import pyarrow as pa
 
@@ -16,7 +15,7 @@ else:
     from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
-from . import (ANNOTATION_EXPLAINED, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows,
+from . import (ANNOTATION_EXPLAINED, arrow_strings, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows,
                comment_lines, is_digits, is_int, is_num, load_fast, read_fields, register)
 
 # One-character event codes of the normal wired trace ('v' lines go to `annotations`).
@@ -95,16 +94,6 @@ _FAST_TYPES = [pa.dictionary(pa.uint32(), pa.string()) if pa.types.is_dictionary
 _HDR_START = _OUT.index("tcp_ackno")
 
 
-def _strings(values: list[str]) -> pa.Array:
-    """A string array (not pa.array(values): that imports pandas, 0.2 s of start-up)."""
-    encoded = [v.encode() for v in values]
-    offsets = [0]
-    for e in encoded:
-        offsets.append(offsets[-1] + len(e))
-    return pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(struct.pack(f"<{len(offsets)}i", *offsets)),
-                                                            pa.py_buffer(b"".join(encoded))])
-
-
 def parse_fast(data: bytes | memoryview, first_line_no: int) -> pa.Table | None:
     """The events of a chunk of well-formed event lines, parsed by the compiled fast path, as
     an Arrow table (the C buffers wrapped without a copy; no polars frame on the way to the
@@ -122,7 +111,7 @@ def parse_fast(data: bytes | memoryview, first_line_no: int) -> pa.Table | None:
     for k, typ in enumerate(_FAST_TYPES):
         if isinstance(typ, pa.DictionaryType):
             codes = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(bufs[k])])
-            arrays.append(pa.DictionaryArray.from_arrays(codes, _strings(next(values))))
+            arrays.append(pa.DictionaryArray.from_arrays(codes, arrow_strings(next(values))))
         elif k >= _HDR_START and validity is not None:
             arrays.append(pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(bufs[k])], null_count=n - n_hdr))
         else:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 
 import pyarrow as pa
 
@@ -35,7 +34,7 @@ else:
     from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
-from . import (ANNOTATION_EXPLAINED, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows, comment_lines,
+from . import (ANNOTATION_EXPLAINED, arrow_strings, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows, comment_lines,
                is_int, is_num, normalize_ws, register, text_lines_only)
 
 # wireless_events: one row per event line of a wireless (CMU / mobile node) trace, old CMU
@@ -195,16 +194,6 @@ def _load_fast():
 _fast = _load_fast()
 
 
-def _strings(values: list[str]) -> pa.Array:
-    """A string array (not pa.array(values): that imports pandas, 0.2 s of start-up)."""
-    encoded = [v.encode() for v in values]
-    offsets = [0]
-    for e in encoded:
-        offsets.append(offsets[-1] + len(e))
-    return pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(struct.pack(f"<{len(offsets)}i", *offsets)),
-                                                            pa.py_buffer(b"".join(encoded))])
-
-
 def _columns(schema: pa.Schema, n: int, bufs, valid=None, dicts=None) -> pa.Table:
     """Arrow columns of `schema` over the buffers _wirelessc filled: one buffer per column (a
     dictionary column: its int32 codes, whose values come next from `dicts`; a string column:
@@ -216,7 +205,7 @@ def _columns(schema: pa.Schema, n: int, bufs, valid=None, dicts=None) -> pa.Tabl
         nulls = -1 if v is not None else 0
         if pa.types.is_dictionary(f.type):
             codes = pa.Array.from_buffers(pa.int32(), n, [v, pa.py_buffer(bufs[k])], null_count=nulls)
-            arrays.append(pa.DictionaryArray.from_arrays(codes, _strings(next(values))))
+            arrays.append(pa.DictionaryArray.from_arrays(codes, arrow_strings(next(values))))
         elif f.type == pa.string():
             arrays.append(pa.Array.from_buffers(f.type, n, [v, pa.py_buffer(bufs[k]), pa.py_buffer(bufs[-1])], null_count=nulls))
         else:
