@@ -51,23 +51,8 @@ print(json.dumps({"n": len(res), "done": sum(r.status == "done" for r in res),
                   "ns_s": sum(r.ns_seconds for r in res), "tracekit": tracekit.__file__}))
 """
 
-NS_ONLY_DRIVER = """
-import json, sys, tempfile, shutil
-from concurrent.futures import ThreadPoolExecutor
-from tracekit.experiments.sweep import parse_grid, plan_sweep
-from tracekit.experiments import run_scenario_traces
-scratch, jobs, grids, fixed, scenario = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
-specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
-def one(spec):
-    d = tempfile.mkdtemp(dir=scratch)
-    try:
-        run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, d)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-with ThreadPoolExecutor(jobs) as pool:
-    list(pool.map(one, specs))
-print(json.dumps({"n": len(specs)}))
-"""
+# the control: the same simulations with ns-2 alone, as run_benchmarks.py runs it
+from run_benchmarks import NS_ONLY_DRIVER  # noqa: E402
 
 # one simulation's traces (ns-2 run once), then their ingest, n times, in a warm process
 WARM_DRIVER = """
