@@ -254,12 +254,25 @@ def test_experiment_seeds_can_be_overridden():
 
 
 @needs_ns
-def test_the_next_simulation_runs_while_the_last_one_is_ingested(tmp_path):
+def test_the_next_simulation_runs_while_the_last_one_is_ingested(tmp_path, monkeypatch):
     """-j 1: ns-2 of simulation k+1 starts before simulation k's packet trace is in the store
-    (its record's ingested_at), i.e. the ingest runs in the background; and everything lands."""
+    (its record's ingested_at), i.e. the ingest runs in the background; and everything lands.
+    Each ingest is held 0.5 s first (a short run's own ingest takes a few ms, less than
+    starting the next ns-2: the order would be a race); in the foreground, the next ns-2
+    would start after it."""
     import datetime as dt
+    import time
 
+    from tracekit.experiments import sweep
     from tracekit.experiments.sweep import run_sims
+
+    real = sweep._ingest_staged
+
+    def slow_ingest(*a, **k):
+        time.sleep(0.5)
+        return real(*a, **k)
+
+    monkeypatch.setattr(sweep, "_ingest_staged", slow_ingest)
 
     starts = tmp_path / "ns-starts"
     wrapper = tmp_path / "ns-logging"
