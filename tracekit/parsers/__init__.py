@@ -147,17 +147,19 @@ def is_digits(s: str) -> bool:
     return bool(_DIGITS.match(s))
 
 
-def load_fast():
-    """The parsers' compiled helpers (_wiredc.c: the wired fast path, normalize_ws), or None:
-    not built (no C compiler at install) or switched off with TRACEKIT_PURE_PYTHON=1 (the
-    tests run both ways; the results are the same, tests/test_parsers_fast.py)."""
+def load_fast(module: str = "_wiredc"):
+    """One of the parsers' compiled modules (_wiredc.c: the wired fast path, normalize_ws,
+    count_lines; _wirelessc.c: the wireless fast path), or None: not built (no C compiler at
+    install) or switched off with TRACEKIT_PURE_PYTHON=1 (the tests run both ways; the
+    results are the same, tests/test_parsers_fast.py, tests/test_parsers_wireless_fast.py)."""
     if os.environ.get("TRACEKIT_PURE_PYTHON", "") not in ("", "0"):
         return None
+    import importlib
+
     try:
-        from . import _wiredc
+        return importlib.import_module(f".{module}", __name__)
     except ImportError:
         return None
-    return _wiredc
 
 
 _fast = load_fast()

@@ -21,7 +21,6 @@ messages are the same either way (tests/test_parsers_wireless_fast.py).
 """
 from __future__ import annotations
 
-import os
 import re
 
 import pyarrow as pa
@@ -34,7 +33,7 @@ else:
     from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
-from . import (ANNOTATION_EXPLAINED, arrow_strings, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows, comment_lines,
+from . import (ANNOTATION_EXPLAINED, arrow_strings, load_fast, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows, comment_lines,
                is_int, is_num, normalize_ws, register, text_lines_only)
 
 # wireless_events: one row per event line of a wireless (CMU / mobile node) trace, old CMU
@@ -179,19 +178,7 @@ def _cast_events(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(exprs)
 
 
-def _load_fast():
-    """The compiled fast path (tracekit/parsers/_wirelessc.c), or None: not built (no C
-    compiler at install) or switched off with TRACEKIT_PURE_PYTHON=1, as for the wired one."""
-    if os.environ.get("TRACEKIT_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from . import _wirelessc
-    except ImportError:
-        return None
-    return _wirelessc
-
-
-_fast = _load_fast()
+_fast = load_fast("_wirelessc")     # the compiled fast path (tracekit/parsers/_wirelessc.c), or None
 
 
 def _columns(schema: pa.Schema, n: int, bufs, valid=None, dicts=None) -> pa.Table:
