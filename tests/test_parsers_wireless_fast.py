@@ -22,7 +22,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from tracekit.errors import TracekitError
-from tracekit.ingest import _PL_SCHEMAS, ingest_file
+from tracekit.ingest import _pl_schema, ingest_file
 from tracekit.parsers import ParsedChunk, parse_text, wireless
 from tracekit.sources import TraceSource
 from tracekit.store import Store
@@ -41,7 +41,7 @@ def _parse(data: bytes, first: int, fast: bool, monkeypatch) -> ParsedChunk:
 
 def _stored(frame: pl.DataFrame, table: str) -> pl.DataFrame:
     """The frame as ingest stores it, categoricals as text (their codes may differ)."""
-    schema = _PL_SCHEMAS[table]
+    schema = _pl_schema(table)
     return frame.cast(schema).select(list(schema)).with_columns(pl.col(pl.Categorical).cast(pl.String))  # type: ignore[arg-type]
 
 

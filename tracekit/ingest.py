@@ -33,7 +33,7 @@ from . import __version__
 from .detect import detect_kind
 from .materialise import materialise_run
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
-from .parsers import FORMATS, Frame, TraceFormat, as_polars, get_parser, lines_at
+from .parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, get_parser, lines_at
 if TYPE_CHECKING:
     import polars as pl
 else:
@@ -110,13 +110,6 @@ def _pl_schema(table: str) -> pl.Schema:
     return _PL_SCHEMA_CACHE[table]
 
 
-def __getattr__(name: str):
-    # _PL_SCHEMAS: the polars schemas of every stored table, for the benchmarks' stage profile
-    if name == "_PL_SCHEMAS":
-        return {t: _pl_schema(t) for t in TABLES}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def _record_table(record: dict) -> pa.Table:
     """A run record as a one-row table of schema RUNS, built from Arrow buffers: pyarrow's
     pa.array and from_pylist import pandas (0.2 s), polars is 0.1 s of start-up that the wired
@@ -139,12 +132,7 @@ def _arrow_array(typ: pa.DataType, values: list) -> pa.Array:
                 bits[i >> 3] |= 1 << (i & 7)
         validity = pa.py_buffer(bytes(bits))
     if pa.types.is_string(typ):
-        data = [(v or "").encode() for v in values]
-        offsets = [0]
-        for d in data:
-            offsets.append(offsets[-1] + len(d))
-        return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(struct.pack(f"<{n + 1}i", *offsets)),
-                                              pa.py_buffer(b"".join(data))], null_count=nulls)
+        return arrow_strings([v or "" for v in values], validity, nulls)
     if pa.types.is_list(typ):
         offsets = [0]
         for v in values:

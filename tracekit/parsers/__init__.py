@@ -34,15 +34,16 @@ else:
 Frame: TypeAlias = "pl.DataFrame | pa.Table"      # a parser's rows of one table
 
 
-def arrow_strings(values: list[str]) -> pa.Array:
-    """A string array of `values`, the C fast paths' dictionaries (not pa.array(values): that
-    imports pandas, 0.2 s of start-up)."""
+def arrow_strings(values: list[str], validity: pa.Buffer | None = None, null_count: int = 0) -> pa.Array:
+    """A string array of `values` (the C fast paths' dictionaries, the run record's strings),
+    with an optional validity bitmap (not pa.array(values): that imports pandas, 0.2 s of
+    start-up)."""
     encoded = [v.encode() for v in values]
     offsets = [0]
     for e in encoded:
         offsets.append(offsets[-1] + len(e))
-    return pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(struct.pack(f"<{len(offsets)}i", *offsets)),
-                                                            pa.py_buffer(b"".join(encoded))])
+    return pa.Array.from_buffers(pa.string(), len(values), [validity, pa.py_buffer(struct.pack(f"<{len(offsets)}i", *offsets)),
+                                                            pa.py_buffer(b"".join(encoded))], null_count=null_count)
 
 
 def as_polars(frame: Frame) -> pl.DataFrame:
