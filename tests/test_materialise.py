@@ -257,8 +257,9 @@ def test_first_of_seq_by_hand_on_both_paths(tmp_path):
 
 
 # the wired packets as a plain group-by of data_events (every event joined with its flow, the
-# data-packet rule applied to each event): a second formulation of packet_facts_from_events'
-# wired half, which groups the events first and looks up the few FullTcp flows instead
+# data-packet rule applied to each event), without the LAN and first-delivery logic: what
+# packet_facts_from_events' wired half must keep equal to whatever way it is computed (a
+# rewrite that groups the events before applying the flows' rule must still pass)
 PLAIN_WIRED_PACKETS = """
 SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype,
        min(size), max(size),

@@ -1,9 +1,7 @@
 -- data_events: the events of flows' data packets: the events of a flow of `flows` for which
 -- is_data_packet(ptype, size, the flow's fulltcp) holds, i.e. ptype <> 'ack', and in a FullTcp
--- flow only packets larger than 40 bytes. rtt, throughput_series and bottleneck_queue_delay
--- read data packets from here; packet_facts_from_events (so packets) applies the same macro
--- with each flow's fulltcp, looked up in the few FullTcp flows instead of joining every event
--- with its flow. So the rule is written in one place (is_data_packet).
+-- flow only packets larger than 40 bytes. packets, rtt, throughput_series and
+-- bottleneck_queue_delay read data packets from here, so the rule is applied in one place.
 -- Columns: those of `events`, and the flow's fulltcp and hdr_bytes (see flows).
 -- uses: events, flows, is_data_packet
 CREATE OR REPLACE VIEW data_events AS

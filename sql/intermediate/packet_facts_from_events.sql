@@ -13,7 +13,7 @@
 -- drops; 0 for wireless packets); first_of_seq = it is the first delivery (trace line order)
 -- of its seq (seq NULL or negative: of itself) among its flow's packets (what goodput counts;
 -- false when it was never delivered).
--- Wired (data_events' events, the contract's definitions): leaving the source = a `+`, `h` or `d`
+-- Wired (data_events, the contract's definitions): leaving the source = a `+`, `h` or `d`
 -- event whose from_node is the source node (ns-2 writes a packet's `+` on a link before its
 -- `-` and `r` there; a loss model at the link head drops with a bare `d`; on a LAN (`$ns
 -- newLan`) the `h` onto the LAN comes first, 10 ms and more before the `+`); delivery = an `r`
@@ -29,7 +29,7 @@
 -- destination node; rx_bytes = its sent size if delivered (the `r` size is not used: routing
 -- adds 20 B of IP header to non-TCP packets); drops = 1 when it was never delivered and a `d`
 -- line of the same (pkt_id, ptype) exists at any layer and node (lost_with_drop), else 0.
--- uses: events, flows, wireless_events, is_data_packet
+-- uses: data_events, events, wireless_events, is_data_packet
 CREATE OR REPLACE VIEW packet_facts_from_events AS
 WITH lan_nodes AS (  -- the nodes standing for a LAN: where `h` events go
     SELECT DISTINCT run_id, to_node AS lan_node FROM events WHERE event = 'h'
@@ -41,13 +41,7 @@ received_across AS (  -- packets received across a LAN: `r` events from a LAN no
     SEMI JOIN lan_nodes l ON l.run_id = r.run_id AND l.lan_node = r.from_node
     WHERE r.event = 'r'
 ),
-fulltcp_flows AS (  -- the FullTcp flows (of is_data_packet's rule)
-    SELECT run_id, fid, src_node, src_port, dst_node, dst_port FROM flows WHERE fulltcp
-),
 wired_trips AS (  -- data events leaving the source, arriving at the destination, dropped
-    -- (data_events' rule, is_data_packet with the fulltcp of its flow, a lookup in the few
-    -- FullTcp flows; that the flow is one of `flows` is checked once per packet below,
-    -- rather than by a join of every event with its flow)
     -- (a `d` is overheard when it lies at a LAN the packet was received across: a lookup in
     -- the few packets received across LANs, none in a run without LANs)
     SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype, seq, size,
@@ -56,11 +50,10 @@ wired_trips AS (  -- data events leaving the source, arriving at the destination
            event = 'r' AND to_node = dst_node AS at_dst,
            event = 'd' AND (run_id, pkt_id, to_node) IN (SELECT run_id, pkt_id, lan_node FROM received_across)
                AS overheard_d
-    FROM events
-    WHERE is_data_packet(ptype, size, (run_id, fid, src_node, src_port, dst_node, dst_port) IN (FROM fulltcp_flows))
-      AND (event = 'r' AND to_node = dst_node
-           OR event = 'd'
-           OR event IN ('+', 'h') AND from_node = src_node)
+    FROM data_events
+    WHERE event = 'r' AND to_node = dst_node
+       OR event = 'd'
+       OR event IN ('+', 'h') AND from_node = src_node
 ),
 wired AS (
     -- one flow per packet id, and one ptype (a packet's type never changes on its way: in
@@ -111,7 +104,6 @@ facts AS MATERIALIZED (  -- (computed once: read for the rows and for the seq ch
            pkt_id, ptype, seq, size, t_sent, t_recv, recv_line, CAST(rx_bytes AS BIGINT) AS rx_bytes,
            CAST(drops AS BIGINT) AS drops, CAST(overheard AS BIGINT) AS overheard
     FROM wired
-    SEMI JOIN flows USING (run_id, fid, src_node, src_port, dst_node, dst_port)  -- its flow's
     UNION ALL
     SELECT 'wireless', run_id, fid, src_node, src_port, dst_node, dst_port,
            pkt_id, ptype, seq, size, t_sent, t_recv, recv_line, CAST(rx_bytes AS BIGINT),
