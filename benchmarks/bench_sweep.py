@@ -16,9 +16,10 @@ traces kept: the whole process, as run_benchmarks.py times it). The control is t
 simulations with ns-2 alone (no ingest, no store), `-j` at a time, in the same repetition.
 
 The floor: ns-2 alone at -j 1 and -j 2, and the least tracekit can spend on one simulation:
-the ingest of its three traces (as run_sims does it: labelled, raw traces kept) in a warm
-process, one after the other into a fresh store, median over many simulations' worth
-(`warm ingest`), and the part of it that is the stored facts (tracekit.materialise).
+the ingest of its three traces (as run_sims does it: labelled, raw traces kept, the stored
+facts of sweep.FACTS_BATCH simulations at once where the tracekit has it) in a warm process,
+into one store, the mean over many simulations' worth (`warm ingest`), and the part of it
+that is the stored facts (tracekit.materialise).
 
 Outside ns-2 = 1 - (ns-2 alone's wall) / (the sweep's wall), paired per repetition (the
 larger-is-worse figure of run_benchmarks.py's target); per sim = (sweep CPU - ns-2 alone CPU) / n.
@@ -54,40 +55,66 @@ print(json.dumps({"n": len(res), "done": sum(r.status == "done" for r in res),
 # the control: the same simulations with ns-2 alone, as run_benchmarks.py runs it
 from run_benchmarks import NS_ONLY_DRIVER  # noqa: E402
 
-# one simulation's traces (ns-2 run once), then their ingest, n times, in a warm process
+# one simulation's traces (ns-2 run once), then their ingest, as run_sims does it, n times in
+# a warm process into one store: each copy with a comment line of its own on top (other runs:
+# not duplicates); the stored facts at each ingest, or (a tracekit with sweep.FACTS_BATCH) of
+# FACTS_BATCH simulations at once after their commits
 WARM_DRIVER = """
-import json, sys, tempfile, shutil, time
+import json, sys, time
 from pathlib import Path
+from tracekit.experiments import sweep
 from tracekit.experiments.sweep import make_spec, _INGEST_ORDER
 from tracekit.experiments.runner import run_scenario_traces
 import tracekit.ingest as ing
+import tracekit.materialise as mat
 from tracekit.store import Store
 scratch, fixed, n = Path(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
 spec = make_spec("cbr-variants", {**fixed, "variant": "Reno", "cbr_rate_mbps": "9"}, 1)
 traces = scratch / "traces"
 run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, traces)
-facts = [0.0, 0.0]
-real = ing.materialise_run
-def timed_facts(*a, **k):
-    t, c = time.perf_counter(), time.thread_time()
-    try:
-        return real(*a, **k)
-    finally:
-        facts[0] += time.perf_counter() - t; facts[1] += time.thread_time() - c
-ing.materialise_run = timed_facts
-def one(i):
-    st = Store(scratch / f"s{i}", create=True)
+batch = getattr(sweep, "FACTS_BATCH", 0)
+copies = []
+for i in range(n + 1):
+    d = scratch / f"copy{i}"
+    d.mkdir()
     for name in _INGEST_ORDER:
-        ing.ingest_file(st, traces / name, labels={"sim_id": f"sim{i}"}, keep_trace=True, source_name=name)
-one(-1)
-walls, cpus = [], []
+        (d / name).write_bytes(b"# bench copy %d\\n" % i + (traces / name).read_bytes())
+    copies.append(d)
+facts = [0.0, 0.0]
+def timed(real):
+    def f(*a, **k):
+        t, c = time.perf_counter(), time.process_time()
+        try:
+            return real(*a, **k)
+        finally:
+            facts[0] += time.perf_counter() - t; facts[1] += time.process_time() - c
+    return f
+ing.materialise_run = timed(ing.materialise_run)
+if batch:
+    mat.materialise_committed = timed(mat.materialise_committed)
+st = Store(scratch / "store", create=True)
+pending = []
+def flush():
+    if pending:
+        mat.materialise_committed(st, list(pending))
+        pending.clear()
+def one(i):
+    for name in _INGEST_ORDER:
+        r = ing.ingest_file(st, copies[i] / name, labels={"sim_id": f"sim{i}"}, keep_trace=True, source_name=name,
+                            **({"facts": False} if batch else {}))
+        if batch and r.run_id is not None:
+            pending.append((r.run_id, r.kind))
+    if batch and len(pending) >= batch:
+        flush()
+one(n)
+flush()
 facts[:] = [0.0, 0.0]
+t, c = time.perf_counter(), time.process_time()
 for i in range(n):
-    t, c = time.perf_counter(), time.process_time()
     one(i)
-    walls.append(time.perf_counter() - t); cpus.append(time.process_time() - c)
-walls.sort(); cpus.sort()
-print(json.dumps({"wall": walls[n // 2], "cpu": cpus[n // 2], "facts_wall": facts[0] / n, "facts_cpu": facts[1] / n,
+flush()
+wall, cpu = time.perf_counter() - t, time.process_time() - c
+print(json.dumps({"wall": wall / n, "cpu": cpu / n, "facts_wall": facts[0] / n, "facts_cpu": facts[1] / n, "batch": batch,
                   "bytes": sum((traces / f).stat().st_size for f in _INGEST_ORDER)}))
 """
 
@@ -104,7 +131,7 @@ def main() -> None:
     ap.add_argument("--durations", default="2,default", help="comma-separated: seconds, or 'default'")
     ap.add_argument("--jobs", default="1,2")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--warm-sims", type=int, default=20, help="simulations' worth of warm ingest (the floor)")
+    ap.add_argument("--warm-sims", type=int, default=24, help="simulations' worth of warm ingest (the floor)")
     ap.add_argument("--json", type=Path, help="write the raw figures here")
     a = ap.parse_args()
     pythons, envs = {}, {}
@@ -183,8 +210,9 @@ def report(raw: dict, pythons: dict, durations: list[str], jobs: list[int], reps
     print(f"40 simulations of cbr-variants per sweep; median of {reps} interleaved repetitions; "
           f"1-min load at the starts {min(load):.1f}-{max(load):.1f}\n")
     print("| duration | what | -j | wall (s) | CPU (s) | outside ns-2, wall (paired: 1 - ns-2 alone wall / wall) | "
-          "outside ns-2, CPU (1 - ns-2 alone CPU / CPU) | CPU beyond ns-2 alone per sim | -j 2 / -j 1 runs/min (paired) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "outside ns-2, CPU (1 - ns-2 alone CPU / CPU) | CPU beyond ns-2 alone per sim | that / ns-2 alone's CPU per sim | "
+          "-j 2 / -j 1 runs/min (paired) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for d in durations:
         for what in ["ns-2 alone", *pythons]:
             for j in jobs:
@@ -192,8 +220,9 @@ def report(raw: dict, pythons: dict, durations: list[str], jobs: list[int], reps
                 n = rs[0]["n"]
                 outside = "" if what == "ns-2 alone" else \
                     f"{100 * med([1 - b['wall'] / r['wall'] for r, b in zip(rs, ns)]):.0f} %"
-                beyond = "" if what == "ns-2 alone" else \
-                    f"{1000 * (med([r['cpu'] for r in rs]) - med([b['cpu'] for b in ns])) / n:.0f} ms"
+                beyond_s = (med([r['cpu'] for r in rs]) - med([b['cpu'] for b in ns])) / n
+                beyond = "" if what == "ns-2 alone" else f"{1000 * beyond_s:.0f} ms"
+                ratio = "" if what == "ns-2 alone" else f"{beyond_s / (med([b['cpu'] for b in ns]) / n):.2f}"
                 outside_cpu = "" if what == "ns-2 alone" else \
                     f"{100 * (1 - med([b['cpu'] for b in ns]) / med([r['cpu'] for r in rs])):.0f} %"
                 scale = ""
@@ -201,16 +230,17 @@ def report(raw: dict, pythons: dict, durations: list[str], jobs: list[int], reps
                     r1 = of(what, d, jobs[0])
                     scale = f"{med([x['wall'] / y['wall'] for x, y in zip(r1, rs)]):.2f}"
                 print(f"| {d} | {what} | {j} | {med([r['wall'] for r in rs]):.2f} | {med([r['cpu'] for r in rs]):.2f} "
-                      f"| {outside} | {outside_cpu} | {beyond} | {scale} |")
+                      f"| {outside} | {outside_cpu} | {beyond} | {ratio} | {scale} |")
     print("\nThe floor: ns-2 alone per simulation (CPU / 40, -j 1), and the least tracekit spends on one "
-          "simulation: the ingest of its three traces in a warm process (median), of which the stored facts.\n")
-    print("| duration | what | ns-2 alone CPU per sim | warm ingest of one sim: wall | CPU | of which facts (CPU) | traces |")
-    print("|---|---|---|---|---|---|---|")
+          "simulation: the ingest of its three traces in a warm process as run_sims does it (mean over the "
+          "simulations; the stored facts at each ingest, or of `batch` simulations at once), of which the stored facts.\n")
+    print("| duration | what | ns-2 alone CPU per sim | warm ingest of one sim: wall | CPU | of which facts (CPU) | facts batch | traces |")
+    print("|---|---|---|---|---|---|---|---|")
     for w in raw["warm"]:
         ns = of("ns-2 alone", w["duration"], jobs[0])
         print(f"| {w['duration']} | {w['what']} | {1000 * med([b['cpu'] for b in ns]) / ns[0]['n']:.0f} ms | "
               f"{1000 * w['wall']:.0f} ms | {1000 * w['cpu']:.0f} ms | {1000 * w['facts_cpu']:.0f} ms | "
-              f"{w['bytes'] / 1e6:.2f} MB |")
+              f"{w.get('batch') or 1} | {w['bytes'] / 1e6:.2f} MB |")
 
 
 if __name__ == "__main__":

@@ -229,6 +229,27 @@ def test_sweep_killed_with_kill_9_leaves_no_ns2(tmp_path):
     assert [n for n in staging_left(root) if not n.startswith(f"{os.getpid()}-")] == []
 
 
+def test_ns2_child_dies_with_its_parent_and_never_outlives_it(tmp_path):
+    """How ns-2 is started (runner._spawn): with its parent's death signal set, and, when its
+    parent is not the process that started it any more (it died before the child set the
+    signal), not at all."""
+    from tracekit.experiments import runner
+
+    argv, how = runner._spawn(["/bin/sh", "-c", "echo ran; cat /proc/self/status"])
+    out = subprocess.run(argv, capture_output=True, text=True, **how)
+    assert out.returncode == 0 and out.stdout.startswith("ran\n")
+    if runner._setpriv() is None:
+        pytest.skip("no setpriv: the preexec_fn way")
+    # the command itself runs with its parent death signal SIGKILL (setpriv's own report of it)
+    dump, _ = runner._spawn([str(runner._setpriv()), "--dump"])
+    report = subprocess.run(dump, capture_output=True, text=True)
+    assert report.stdout.split("Parent death signal:")[1].split()[0] == "KILL", report.stdout
+    # a child whose parent is someone else by the time it looks: it ends, its command unrun
+    stray = [a if a != str(os.getpid()) else "1" for a in argv]
+    out = subprocess.run(stray, capture_output=True, text=True)
+    assert out.returncode != 0 and "ran" not in out.stdout
+
+
 @needs_ns
 def test_sweep_sigterm_ends_ns2_and_cleans_staging(tmp_path):
     root = tmp_path / "store"

@@ -6,6 +6,9 @@ header on top):
   before (tracekit.materialise._KEPT), its views re-pointed: the parts equal those computed
   on a connection of their own, as every run's were before (the reference here), whatever
   ran on the kept connection before; a run that would need to spill is computed that way;
+- a sweep commits its packet runs without their facts and stores those of several runs by one
+  query per fact table afterwards (materialise_committed): the parts equal those computed at
+  ingest on a connection of their own, and until then the views compute the same rows;
 - a file of one chunk is read, parsed and written without threads, as one chunk (the bytes
   peeked for detection included): the same tables as the threaded ingest of many chunks;
 - a wired chunk that starts with '#' lines (the header) takes the C fast path for the rest:
@@ -112,6 +115,50 @@ def test_a_run_that_would_spill_is_computed_on_a_connection_of_its_own(plain, tm
     # the next small run takes the kept path again
     (again,) = _ingest_all(tmp_path / "again", [plain[f"{PACKETS[1]}/packets.tr"]])
     assert len(materialise._KEPT.idle) == 1 and _facts(tmp_path / "again", again)
+
+
+def test_facts_stored_after_the_commit_several_runs_at_once_equal_those_stored_at_ingest(plain, tmp_path, monkeypatch):
+    traces = [plain[f"{s}/packets.tr"] for s in PACKETS]       # wired, wired, wireless: one batch
+    small = materialise.SMALL_RUN_BYTES
+    monkeypatch.setattr(materialise, "SMALL_RUN_BYTES", -1)     # the reference: each run on its own
+    ref = _ingest_all(tmp_path / "ref", traces)
+    monkeypatch.setattr(materialise, "SMALL_RUN_BYTES", small)
+    monkeypatch.setattr(materialise, "_KEPT", materialise._Kept())
+    st = Store(tmp_path / "later", create=True)
+    results = [ing.ingest_file(st, p, keep_trace=True, facts=False) for p in traces]
+    runs = [(r.run_id, r.kind) for r in results]
+    assert [r for r, _ in runs] == ref and [k for _, k in runs] == ["wired", "wired", "wireless"]
+    assert not list((tmp_path / "later" / "runs").glob("*/*facts*"))
+    # a run committed without them is whole: its facts are computed from its events, the same rows
+    from tracekit import query
+
+    def rows(store: Path) -> dict[str, list]:
+        con = query.connect(store)
+        try:
+            return {t: sorted(con.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in FACT_TABLES}
+        finally:
+            con.close()
+
+    assert rows(tmp_path / "later") == rows(tmp_path / "ref")
+    batches = []
+    real = materialise._compute_runs
+
+    def spy(con, store, work, run_ids, names):
+        batches.append(list(run_ids))
+        return real(con, store, work, run_ids, names)
+
+    monkeypatch.setattr(materialise, "_compute_runs", spy)
+    assert materialise.materialise_committed(st, runs) == 3
+    assert batches == [ref], "the three runs in one query per fact table"
+    for run_id in ref:
+        assert _facts(tmp_path / "later", run_id) == _facts(tmp_path / "ref", run_id)
+    assert materialise.materialise_committed(st, runs) == 0 and len(batches) == 1     # nothing left to do
+    assert not [p for p in (tmp_path / "later" / ".staging").iterdir() if p.is_dir()]
+    # one run alone (the last batch of a sweep can be one run)
+    one = Store(tmp_path / "one", create=True)
+    r = ing.ingest_file(one, traces[1], keep_trace=True, facts=False)
+    assert materialise.materialise_committed(one, [(r.run_id, r.kind)]) == 1
+    assert _facts(tmp_path / "one", ref[1]) == _facts(tmp_path / "ref", ref[1])
 
 
 def _tables(store: Path, run_id: str) -> dict[str, pl.DataFrame]:

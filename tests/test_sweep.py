@@ -273,6 +273,7 @@ def test_the_next_simulation_runs_while_the_last_one_is_ingested(tmp_path, monke
         return real(*a, **k)
 
     monkeypatch.setattr(sweep, "_ingest_staged", slow_ingest)
+    monkeypatch.setattr(sweep, "FACTS_BATCH", 2)     # the stored facts of two, then of the last one
 
     starts = tmp_path / "ns-starts"
     wrapper = tmp_path / "ns-logging"
@@ -292,3 +293,7 @@ def test_the_next_simulation_runs_while_the_last_one_is_ingested(tmp_path, monke
     assert len(ns_start) == 3 and len(landed) == 3
     # the 2nd and 3rd ns-2 started before the 1st and 2nd packet traces were in the store
     assert ns_start[1] < landed[0] and ns_start[2] < landed[1], (ns_start, landed)
+    # each packet trace got its stored facts (after its commit), and no staging is left
+    for table in ("flow_facts", "packet_facts", "flow_run_facts"):
+        assert len(list(data.glob(f"runs/*/{table}-*.parquet"))) == 3, table
+    assert not [p for p in (data / ".staging").iterdir() if p.is_dir()]

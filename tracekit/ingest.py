@@ -600,11 +600,14 @@ def ingest_file(
     chunk_bytes: int = CHUNK_BYTES,
     keep_trace: bool = False,
     source_name: str | None = None,
+    facts: bool = True,
 ) -> IngestResult:
     """Ingest one trace file. Raises TracekitError (one line) on anything the user must fix;
     the store is then unchanged. With keep_trace, the trace itself is kept in the run's
     directory as `trace.zst` (zstd; the decompressed content whatever the input was).
-    source_name replaces the file's path in the run record (for files in temporary places)."""
+    source_name replaces the file's path in the run record (for files in temporary places).
+    Without `facts`, the run is committed without its stored facts, for the caller to add
+    (materialise.materialise_committed: a sweep, several runs at once)."""
     t0 = time.perf_counter()
     path = Path(path)
     src = TraceSource.open(path)
@@ -719,7 +722,8 @@ def ingest_file(
             "schema_version": SCHEMA_VERSION,
         }
         pq.write_table(_record_table(record), staging / "run.parquet")
-        materialise_run(store, staging, run_id, kind)   # the run's flow and packet facts, for the views
+        if facts:
+            materialise_run(store, staging, run_id, kind)   # the run's flow and packet facts, for the views
         result.run_id = run_id
         result.size_bytes = src.size_bytes
         sim_id = all_labels.get("sim_id")

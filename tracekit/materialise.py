@@ -115,6 +115,96 @@ def _compute_on(con: _Connection, staging: Path, run_id: str, names: dict[str, s
     return written
 
 
+def materialise_committed(store: Store, runs: list[tuple[str, str]]) -> int:
+    """The fact parts of committed runs (run_id, trace kind) that lack them: a sweep's runs,
+    ingested without them (`ingest_file(facts=False)`) and committed, so that the facts of
+    several simulations are computed by one query per fact table (the planning of a query is
+    most of its cost on a short simulation's run). Each part is moved into its run's
+    directory by one rename, as when a run is ingested again (materialise_run): until then,
+    and for good if this never runs (a sweep killed meanwhile), the views compute the run's
+    facts from its events, the same rows. Returns the number of runs given parts."""
+    import duckdb
+
+    files = sql_files()
+    names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
+    todo = [r for r, kind in runs if FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts
+            and store.has_whole_run(r) and any(not (store.run_dir(r) / names[t]).exists() for t in FACT_TABLES)]
+    if not todo:
+        return 0
+    work = store.new_staging(tag="facts")
+    try:
+        kept = _KEPT.take(tuple(names[t] for t in FACT_TABLES), files)
+        try:
+            parts = _compute_runs(kept, store, work, todo, names)
+        except duckdb.OutOfMemoryException:        # one run at a time, on a connection that spills
+            _KEPT.drop(kept)
+            parts = {}
+            for r in todo:
+                spill = work / ".duckdb-spill"
+                con = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)}), files)
+                try:
+                    parts.update(_compute_runs(con, store, work / f"one-{r}", [r], names))
+                finally:
+                    con.close()
+                    shutil.rmtree(spill, ignore_errors=True)
+        except BaseException:
+            _KEPT.drop(kept)
+            raise
+        else:
+            _KEPT.give_back(kept)
+        done = 0
+        for r, made in parts.items():
+            present = store.run_dir(r)
+            for table, part in made.items():
+                if not (present / names[table]).exists():
+                    try:
+                        os.rename(part, present / names[table])
+                    except OSError:     # the run was removed meanwhile
+                        pass
+            done += 1
+        return done
+    finally:
+        store.discard(work)
+
+
+def _compute_runs(con: _Connection, store: Store, work: Path, run_ids: list[str],
+                  names: dict[str, str]) -> dict[str, dict[str, Path]]:
+    """The fact parts of the committed runs `run_ids` (one query per fact table, written
+    partitioned by run under `work`): run_id -> table -> its part."""
+    for name, columns in RAW_VIEWS:     # the facts first empty, as for a run in staging
+        parts: list[str] = []
+        if name == "runs":
+            parts = [str(store.run_dir(r) / "run.parquet") for r in run_ids]
+        elif name in TABLE_NAMES and name not in FACT_TABLES:
+            parts = [str(p) for r in run_ids for p in sorted(store.run_dir(r).glob(f"{name}-*.parquet"))]
+        con.point(name, _raw_view_sql(name, columns, parts))     # run_id from the run_id=<id> directories
+    out: dict[str, dict[str, Path]] = {r: {} for r in run_ids}
+    options = "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V2"
+    for table in FACT_TABLES:
+        cols = ", ".join(f'"{c}"' for c, _ in RAW_COLUMNS[table])
+        to = work / table
+        if len(run_ids) == 1:           # one file, written as for a run in staging
+            d = to / f"run_id={run_ids[0]}"
+            d.mkdir(parents=True)
+            con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(d / 'part.parquet'))} ({options})")
+        else:
+            con.con.execute(f"COPY (SELECT {cols}, run_id FROM {table}_from_events) TO {_quote(str(to))} "
+                            f"({options}, PARTITION_BY (run_id))")
+        for r in run_ids:
+            d = to / f"run_id={r}"
+            made = sorted(d.iterdir()) if d.is_dir() else []
+            if len(made) > 1:           # a run's rows in more than one file: each run alone
+                return {x: _compute_runs(con, store, work / f"one-{x}", [x], names)[x] for x in run_ids}
+            if not made:                # no rows: an empty part, as a run alone gets
+                d.mkdir(parents=True)
+                made = [d / "part.parquet"]
+                con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events WHERE false) TO {_quote(str(made[0]))} ({options})")
+            out[r][table] = made[0]
+        # what follows (the packets after the flows) reads these parts, as a query would
+        con.point(table, _raw_view_sql(table, RAW_COLUMNS[table], [str(out[r][table]) for r in run_ids]))
+    return out
+
+
 _CONFIG: dict[str, str | int | bool] = {"threads": THREADS, "memory_limit": MEMORY_LIMIT, "preserve_insertion_order": False}
 
 

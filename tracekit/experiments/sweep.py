@@ -50,6 +50,8 @@ class SimResult:
     ns_seconds: float = 0.0
     error: str = ""
     host: str = ""                  # where it ran, on a cluster (tracekit sweep --scheduler)
+    # runs committed without their stored facts, stored later by run_sims (run_id, kind)
+    facts_pending: list[tuple[str, str]] = field(default_factory=list, repr=False)
 
 
 def make_spec(scenario: str, overrides: dict[str, str], seed: int) -> SimSpec:
@@ -215,11 +217,14 @@ def _simulate(spec: SimSpec, data_dir: str | os.PathLike, ns_binary: str = "ns",
     return _Staged(spec, store, work, ns_s, time.perf_counter() - t0)
 
 
-def _ingest_staged(st: _Staged, keep_traces: bool = True) -> SimResult:
-    """Ingest every trace a simulation wrote (the packet trace last), then remove them."""
+def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True) -> SimResult:
+    """Ingest every trace a simulation wrote (the packet trace last), then remove them.
+    Without `facts`, the runs are committed without their stored facts, and the result's
+    `facts_pending` lists them (run_id, trace kind) for materialise_committed."""
     from ..ingest import ingest_file
 
     t0 = time.perf_counter()
+    pending = []
     try:
         labels = {"sim_id": st.spec.sim_id}
         run_ids = []
@@ -227,12 +232,27 @@ def _ingest_staged(st: _Staged, keep_traces: bool = True) -> SimResult:
             f = st.work / name
             if f.exists():
                 r = ingest_file(st.store, f, labels=labels, keep_trace=keep_traces,
-                                source_name=f"tracekit run {st.spec.describe()}: {name}")
+                                source_name=f"tracekit run {st.spec.describe()}: {name}", facts=facts)
                 if r.run_id is not None:
                     run_ids.append(r.run_id)
+                    if not facts and r.kind is not None:
+                        pending.append((r.run_id, r.kind))
     finally:
         st.store.discard(st.work)
-    return SimResult(st.spec, "done", run_ids, st.spent_s + time.perf_counter() - t0, st.ns_s)
+    res = SimResult(st.spec, "done", run_ids, st.spent_s + time.perf_counter() - t0, st.ns_s)
+    res.facts_pending = pending
+    return res
+
+
+# a sweep stores the facts of this many simulations' packet traces at once (one query per
+# fact table for all of them: ~3 x less CPU per simulation than one by one on 2 s runs)
+FACTS_BATCH = 8
+
+
+def _store_facts(store: Store, runs: list[tuple[str, str]]) -> None:
+    from ..materialise import materialise_committed
+
+    materialise_committed(store, runs)
 
 
 def _import_ingest() -> None:
@@ -259,12 +279,17 @@ def run_sims(
     """Run every spec not already in the store, `jobs` ns-2 processes at a time (default: all
     cores). A simulation's traces are ingested in the background while the next simulations
     run (at most `jobs` simulations wait for or are in their ingest, so ns-2 never runs far
-    ahead of it). A failed simulation is reported in its result and does not stop the others."""
+    ahead of it). A failed simulation is reported in its result and does not stop the others.
+
+    The stored facts of the packet traces are computed FACTS_BATCH simulations at a time,
+    after their runs are committed (materialise_committed), and the last ones before this
+    returns; a sweep stopped meanwhile leaves runs whose facts the views compute from their
+    events (the same rows, more slowly)."""
     try:
         find_ns(ns_binary)
     except NsNotFoundError as e:
         raise TracekitError(str(e)) from None
-    Store(data_dir, create=True)
+    store = Store(data_dir, create=True)
     todo, results = split_done(specs, data_dir, resume)
     if on_start:
         on_start(len(todo), len(results))
@@ -272,6 +297,8 @@ def run_sims(
     it = iter(todo)
     sims: set[Future] = set()                   # ns-2 running
     ingests: dict[Future, _Staged] = {}         # ingest queued or running
+    facts: set[Future] = set()                  # stored facts of committed runs being computed
+    no_facts: list[tuple[str, str]] = []        # committed runs waiting for their facts
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-sim") as sim_pool, \
             ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-ingest") as ingest_pool:
         if todo:
@@ -286,25 +313,33 @@ def run_sims(
                         exhausted = True
                         break
                     sims.add(sim_pool.submit(_simulate, nxt, data_dir, ns_binary))
-                if not sims and not ingests:
+                if no_facts and (len(no_facts) >= FACTS_BATCH or (exhausted and not sims and not ingests)):
+                    facts.add(ingest_pool.submit(_store_facts, store, no_facts))
+                    no_facts = []
+                if not sims and not ingests and not facts:
                     break
-                finished, _ = wait(sims | set(ingests), return_when=FIRST_COMPLETED)
+                finished, _ = wait(sims | set(ingests) | facts, return_when=FIRST_COMPLETED)
                 for fut in finished:
+                    if fut in facts:
+                        facts.discard(fut)
+                        fut.result()
+                        continue
                     if fut in sims:
                         sims.discard(fut)
                         out = fut.result()
                         if isinstance(out, _Staged):
-                            ingests[ingest_pool.submit(_ingest_staged, out, keep_traces)] = out
+                            ingests[ingest_pool.submit(_ingest_staged, out, keep_traces, False)] = out
                             continue
                         r = out
                     else:
                         ingests.pop(fut)
                         r = fut.result()
+                        no_facts.extend(r.facts_pending)
                     results.append(r)
                     if on_result:
                         on_result(r)
         except BaseException:
-            for f in sims:
+            for f in sims | facts:
                 f.cancel()
             for f, st in ingests.items():
                 if f.cancel():                  # never started: its traces go now

@@ -166,6 +166,46 @@ def load_fast(module: str = "_wiredc"):
 _fast = load_fast()
 
 
+def leading_comments(data: bytes) -> tuple[int, int]:
+    """(bytes, lines) of the '#' lines that begin `data` (0, 0 if it does not begin with one)."""
+    head = n = 0
+    while data.startswith(b"#", head):
+        end = data.find(b"\n", head)
+        if end < 0:
+            break           # no whole line after it: nothing left for the fast path
+        head, n = end + 1, n + 1
+    return head, n
+
+
+def parse_fields_fast(data: bytes, first_line_no: int, spec: str, names: list[str],
+                      types: list[pa.DataType]) -> tuple[pa.Table, list[tuple[int, str]]] | None:
+    """A chunk of lines of one fixed shape read by the compiled fast path (_wiredc.c's
+    parse_fields: `spec` says the fields; blanks as normalize_ws leaves them), its leading
+    '#' lines (a scenario trace's header) taken as comments: (the table of `names` = line_no
+    and the stored fields, of `types`: a "w" field as a dictionary of uint32 codes; the
+    comments), or None for any other chunk (a blank, '#' or malformed line after the header,
+    a number not in the plain form): the parser's polars path reads those and explains bad
+    lines. What it accepts, it reads as that path does (tests/test_parsers_fields_fast.py)."""
+    if _fast is None:
+        return None
+    head, n_head = leading_comments(data)
+    if head >= len(data):
+        return None
+    got = _fast.parse_fields(normalize_ws(data[head:]), first_line_no + n_head, spec)
+    if got is None:
+        return None
+    n, bufs, dicts = got
+    words = iter(dicts)
+    arrays = []
+    for buf, typ in zip(bufs, types):
+        if isinstance(typ, pa.DictionaryType):
+            codes = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(buf)])
+            arrays.append(pa.DictionaryArray.from_arrays(codes, arrow_strings(next(words))))
+        else:
+            arrays.append(pa.Array.from_buffers(typ, n, [None, pa.py_buffer(buf)], null_count=0))
+    return pa.Table.from_arrays(arrays, names=names), comment_lines(data[:head], first_line_no)
+
+
 def normalize_ws(data: bytes) -> bytes:
     """Runs of blanks become one space; blanks at line ends go (tcpvar lines are padded)."""
     if _fast is not None:

@@ -466,6 +466,183 @@ error:
     return NULL;
 }
 
+/* parse_fields(data, first_line_no, spec) -> None | (n_rows, buffers, dicts): a chunk of
+ * lines of one fixed shape (the queue monitor's and the TCP variable traces' lines), every
+ * line exactly the fields of `spec` (space-separated items: "f" a double, "i" an int32, "I"
+ * an int64, "w" a word (dictionary code, uint32; not the last field), "=TEXT" that literal
+ * text, not stored) separated by one space and ended by '\n', numbers in the plain forms
+ * the wired fast path reads; None for any other chunk (its parser's polars path reads it).
+ * buffers: the line numbers (int64), then one buffer per stored field; dicts: the words of
+ * each "w" field, by code. */
+#define MAX_FIELDS 16
+static PyObject *parse_fields(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    long long first_line_no;
+    const char *spec;
+    if (!PyArg_ParseTuple(args, "y*Ls", &buf, &first_line_no, &spec))
+        return NULL;
+    char kind[MAX_FIELDS];
+    const char *lit[MAX_FIELDS];
+    Py_ssize_t litlen[MAX_FIELDS];
+    int nf = 0, ncols = 1, nw = 0; /* the line numbers are column 0 */
+    for (const char *q = spec; *q;) {
+        while (*q == ' ')
+            q++;
+        if (!*q)
+            break;
+        const char *e = q;
+        while (*e && *e != ' ')
+            e++;
+        if (nf == MAX_FIELDS) {
+            PyBuffer_Release(&buf);
+            PyErr_SetString(PyExc_ValueError, "parse_fields: too many fields");
+            return NULL;
+        }
+        if (*q == '=') {
+            kind[nf] = '=';
+            lit[nf] = q + 1;
+            litlen[nf] = e - q - 1;
+        } else if (e - q == 1 && (*q == 'f' || *q == 'i' || *q == 'I' || *q == 'w')) {
+            kind[nf] = *q;
+            ncols++;
+            nw += *q == 'w';
+        } else {
+            PyBuffer_Release(&buf);
+            PyErr_SetString(PyExc_ValueError, "parse_fields: bad spec");
+            return NULL;
+        }
+        nf++;
+        q = e;
+    }
+    const char *data = (const char *)buf.buf;
+    Py_ssize_t size = buf.len;
+    PyObject *cols[MAX_FIELDS + 1] = {NULL};
+    Dict dicts[MAX_FIELDS + 1];
+    memset(dicts, 0, sizeof dicts);
+    if (size == 0 || data[size - 1] != '\n')
+        goto fallback;
+    Py_ssize_t n;
+    Py_BEGIN_ALLOW_THREADS
+    n = newlines(data, size);
+    Py_END_ALLOW_THREADS
+    char *colp[MAX_FIELDS + 1];
+    int width[MAX_FIELDS + 1];
+    width[0] = 8;
+    for (int k = 0, c = 1; k < nf; k++)
+        if (kind[k] != '=')
+            width[c++] = kind[k] == 'i' || kind[k] == 'w' ? 4 : 8;
+    for (int c = 0; c < ncols; c++) {
+        cols[c] = PyBytes_FromStringAndSize(NULL, n * width[c]);
+        if (!cols[c])
+            goto error;
+        colp[c] = PyBytes_AS_STRING(cols[c]);
+    }
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    const char *p = data, *end = data + size, *s;
+    Py_ssize_t i = 0, len;
+    while (ok && p < end) {
+        if (i == n) {
+            ok = 0;
+            break;
+        }
+        ((int64_t *)colp[0])[i] = (int64_t)first_line_no + i;
+        for (int k = 0, c = 1; k < nf && ok; k++) {
+            if (k > 0) {
+                if (*p != ' ') {
+                    ok = 0;
+                    break;
+                }
+                p++;
+            }
+            switch (kind[k]) {
+            case '=':
+                if (end - p <= litlen[k] || memcmp(p, lit[k], litlen[k]) != 0 || (p[litlen[k]] != ' ' && p[litlen[k]] != '\n'))
+                    ok = 0;
+                else
+                    p += litlen[k];
+                continue;
+            case 'f':
+                ok = parse_f64(&p, &((double *)colp[c])[i]) == 0;
+                break;
+            case 'i':
+                ok = parse_i32(&p, &((int32_t *)colp[c])[i]) == 0;
+                break;
+            case 'I':
+                ok = parse_i64(&p, &((int64_t *)colp[c])[i]) == 0;
+                break;
+            case 'w': {
+                int code = -1;
+                ok = parse_word(&p, &s, &len) == 0 && (code = dict_code(&dicts[c], s, len)) >= 0;
+                if (ok)
+                    ((int32_t *)colp[c])[i] = code;
+                break;
+            }
+            }
+            c++;
+        }
+        if (!ok || *p != '\n') {
+            ok = 0;
+            break;
+        }
+        p++;
+        i++;
+    }
+    if (i != n)
+        ok = 0;
+    Py_END_ALLOW_THREADS
+    if (!ok)
+        goto fallback;
+    PyObject *bufs = PyTuple_New(ncols);
+    PyObject *dl = PyTuple_New(nw);
+    if (!bufs || !dl) {
+        Py_XDECREF(bufs);
+        Py_XDECREF(dl);
+        goto error;
+    }
+    for (int c = 0; c < ncols; c++) {
+        PyTuple_SET_ITEM(bufs, c, cols[c]);
+        cols[c] = NULL;
+    }
+    for (int k = 0, c = 1, w = 0; k < nf; k++) {
+        if (kind[k] == '=')
+            continue;
+        if (kind[k] == 'w') {
+            PyObject *lst = PyList_New(dicts[c].n);
+            if (!lst) {
+                Py_DECREF(bufs);
+                Py_DECREF(dl);
+                goto error;
+            }
+            for (int j = 0; j < dicts[c].n; j++) {
+                PyObject *str = PyUnicode_DecodeASCII(dicts[c].s[j], dicts[c].len[j], NULL);
+                if (!str) {
+                    Py_DECREF(lst);
+                    Py_DECREF(bufs);
+                    Py_DECREF(dl);
+                    goto error;
+                }
+                PyList_SET_ITEM(lst, j, str);
+            }
+            PyTuple_SET_ITEM(dl, w++, lst);
+        }
+        c++;
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("nNN", n, bufs, dl);
+fallback:
+    for (int c = 0; c <= MAX_FIELDS; c++)
+        Py_XDECREF(cols[c]);
+    PyBuffer_Release(&buf);
+    Py_RETURN_NONE;
+error:
+    for (int c = 0; c <= MAX_FIELDS; c++)
+        Py_XDECREF(cols[c]);
+    PyBuffer_Release(&buf);
+    return NULL;
+}
+
 /* normalize_ws(data: bytes) -> bytes: tracekit.parsers.normalize_ws in one pass (the
  * wireless and tcpvar parsers' first step): "\r\n" -> "\n", tabs -> spaces, each run of
  * blanks -> one space, none at the start or end of a line or of the data. */
@@ -515,6 +692,8 @@ static PyMethodDef methods[] = {
     {"parse_wired", parse_wired, METH_VARARGS,
      "parse_wired(data, first_line_no) -> None | (n_rows, n_hdr, buffers, dicts): see the module source"},
     {"count_lines", count_lines, METH_VARARGS, "count_lines(data) -> int: the number of newline bytes"},
+    {"parse_fields", parse_fields, METH_VARARGS,
+     "parse_fields(data, first_line_no, spec) -> None | (n_rows, buffers, dicts): see the module source"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wiredc",

@@ -15,7 +15,8 @@ else:
     from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
-from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, read_fields, register
+from . import (DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, parse_fields_fast,
+               arrow_strings, read_fields, register)
 
 # queue_samples: queue monitor output. sample_kind 'periodic' = a `monitor-queue` sample
 # (bytes/pkts are time averages over the last interval, counters cumulative since start);
@@ -53,8 +54,36 @@ def _i(c: str, dt: str = "Int32") -> pl.Expr:
     return pl.col(c).cast(getattr(pl, dt), strict=False)
 
 
+# the compiled fast path's reading of the two shapes of line, each stored field in _OUT order
+_FAST = {
+    "event": ("=q =-t f =-s i =-d i =-l f =-p f", ["line_no", "time", "from_node", "to_node", "bytes", "pkts"],
+              [pa.int64(), pa.float64(), pa.int32(), pa.int32(), pa.float64(), pa.float64()]),
+    "periodic": ("f i i f f I I I I I I", ["line_no", "time", "from_node", "to_node", "bytes", "pkts", *_COUNTERS],
+                 [pa.int64(), pa.float64(), pa.int32(), pa.int32(), pa.float64(), pa.float64(), *[pa.int64()] * 6]),
+}
+
+
+def _parse_fast(data: bytes, first_line_no: int) -> ParsedChunk | None:
+    """A chunk whose lines are all of one shape, as ns-2 writes them, read in C (a sweep's
+    queue trace: no polars at all); None for any other chunk."""
+    for sample_kind, (spec, names, types) in _FAST.items():
+        fast = parse_fields_fast(data, first_line_no, spec, names, types)
+        if fast is not None:
+            t, comments = fast
+            n = t.num_rows
+            kinds = pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(bytes(4 * n))]),
+                                                   arrow_strings([sample_kind]))
+            cols = {**{name: t.column(name) for name in names}, "sample_kind": kinds}
+            table = pa.Table.from_arrays([cols[c] if c in cols else pa.nulls(n, pa.int64()) for c in _OUT], names=list(_OUT))
+            return ParsedChunk({"queue_samples": table}, [], 0, comments)
+    return None
+
+
 class QueueMonitorParser(Parser):
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
+        fast = _parse_fast(data, first_line_no)
+        if fast is not None:
+            return fast
         df = read_fields(normalize_ws(data), _READ)
         df = df.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_off"))
         is_q = pl.col("c0") == "q"

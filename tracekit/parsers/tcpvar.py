@@ -14,7 +14,8 @@ else:
     from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
-from . import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_digits, is_int, is_num, normalize_ws, read_fields, register
+from . import (DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_digits, is_int, is_num, normalize_ws,
+               parse_fields_fast, read_fields, register)
 
 # tcp_vars: `$tcp attach $f; $tcp trace cwnd_` plain-format lines (a step function per var).
 TCP_VARS = pa.schema(
@@ -36,8 +37,18 @@ _READ = {"time": "String", "src_node": "Int32", "src_port": "Int32", "dst_node":
 _OUT = ("line_no", "time", "src_node", "src_port", "dst_node", "dst_port", "var", "value")
 
 
+# the compiled fast path's reading of a line: time saddr sport daddr dport var value
+_FAST_SPEC = "f i i i i w f"
+_FAST_TYPES = [pa.int64(), pa.float64(), pa.int32(), pa.int32(), pa.int32(), pa.int32(),
+               pa.dictionary(pa.uint32(), pa.string()), pa.float64()]
+
+
 class TcpVarParser(Parser):
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
+        # the lines ns-2 writes, in C (a sweep's cwnd trace: no polars at all); any other chunk below
+        fast = parse_fields_fast(data, first_line_no, _FAST_SPEC, list(_OUT), _FAST_TYPES)
+        if fast is not None:
+            return ParsedChunk({"tcp_vars": fast[0]}, [], 0, fast[1])
         df = read_fields(normalize_ws(data), _READ)
         tcol = pl.col("time")
         df = df.with_columns(

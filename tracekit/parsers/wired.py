@@ -16,7 +16,7 @@ else:
 
 from ..errors import clip_repr
 from . import (ANNOTATION_EXPLAINED, arrow_strings, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows,
-               comment_lines, is_digits, is_int, is_num, load_fast, read_fields, register)
+               comment_lines, is_digits, is_int, is_num, leading_comments, load_fast, read_fields, register)
 
 # One-character event codes of the normal wired trace ('v' lines go to `annotations`).
 WIRED_EVENTS = ("+", "-", "r", "d", "e", "h")
@@ -119,17 +119,6 @@ def parse_fast(data: bytes | memoryview, first_line_no: int) -> pa.Table | None:
     return pa.Table.from_arrays(arrays, names=list(_OUT))
 
 
-def _leading_comments(data: bytes) -> tuple[int, int]:
-    """(bytes, lines) of the '#' lines that begin `data` (0, 0 if it does not begin with one)."""
-    head = n = 0
-    while data.startswith(b"#", head):
-        end = data.find(b"\n", head)
-        if end < 0:
-            break           # no whole line after it: nothing left for the fast path
-        head, n = end + 1, n + 1
-    return head, n
-
-
 class WiredParser(Parser):
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
         fast = parse_fast(data, first_line_no)
@@ -137,7 +126,7 @@ class WiredParser(Parser):
             return ParsedChunk(tables={"events": fast}, bad_offsets=[], bad_count=0, comments=[])
         # a chunk that starts with '#' lines (the tracekit-meta header of a scenario's trace,
         # the whole of a sweep's short trace): those are comments, the rest may be fast
-        head, n_head = _leading_comments(data)
+        head, n_head = leading_comments(data)
         if head and head < len(data):
             fast = parse_fast(memoryview(data)[head:], first_line_no + n_head)
             if fast is not None:
