@@ -175,3 +175,45 @@ def test_check_query_refuses_explain_but_of_one_select(populated_store, query):
     con = connect(populated_store)
     with pytest.raises(TracekitError, match="EXPLAIN|syntax|Parser|only queries"):
         check_query(con, query)
+
+
+def test_a_one_query_connection_defers_binding_and_gives_the_same_rows(runs_of_kinds):
+    """connect(for_query=...) creates its views WITH (DEFER_BINDING) where DuckDB knows it:
+    the same rows as a connection whose views were bound at creation."""
+    from tracekit.query import close
+    q = "SELECT * FROM flow_stats ORDER BY ALL"
+    bound = connect(runs_of_kinds)
+    one = connect(runs_of_kinds, for_query=q)
+    try:
+        if "is_bound" in {r[0] for r in one.execute("DESCRIBE SELECT * FROM duckdb_views()").fetchall()}:
+            state = "SELECT is_bound FROM duckdb_views() WHERE view_name = 'flow_stats'"
+            assert one.execute(state).fetchall() == [(False,)]
+            assert bound.execute(state).fetchall() == [(True,)]
+        assert one.execute(q).fetchall() == bound.execute(q).fetchall()
+    finally:
+        close(one)
+        close(bound)
+
+
+def test_a_duckdb_without_deferred_binding_gets_the_views_as_written():
+    """Where DuckDB does not parse WITH (DEFER_BINDING) (a DuckDB before 2.0), each view is
+    created as written, and no further one is tried deferred."""
+    from tracekit.query import _create
+    ran: list[str] = []
+
+    class Old:
+        def execute(self, sql):
+            if "DEFER_BINDING" in sql:
+                raise duckdb.ParserException("syntax error at or near WITH")
+            ran.append(sql)
+
+    defer = [True]
+    a, b = "CREATE OR REPLACE VIEW a AS SELECT 1", "CREATE OR REPLACE VIEW b AS\nSELECT 2"
+    _create(Old(), a, defer)
+    assert defer == [False] and ran == [a]
+    _create(Old(), b, defer)
+    assert ran == [a, b]
+    # a macro is never deferred
+    defer = [True]
+    _create(Old(), "CREATE OR REPLACE MACRO m(x) AS x", defer)
+    assert defer == [True] and ran[-1] == "CREATE OR REPLACE MACRO m(x) AS x"
