@@ -217,3 +217,31 @@ def test_a_duckdb_without_deferred_binding_gets_the_views_as_written():
     defer = [True]
     _create(Old(), "CREATE OR REPLACE MACRO m(x) AS x", defer)
     assert defer == [True] and ran[-1] == "CREATE OR REPLACE MACRO m(x) AS x"
+
+
+def test_the_hier_views_declared_columns_are_the_views_own():
+    """In a store without runs with hierarchical addresses, hier_flows and hier_packets are
+    defined as empty relations of the columns sqlfiles.HIER_VIEWS declares: those of the
+    views themselves (bound over empty raw_* views, as the sql/ files define them)."""
+    from tracekit.catalogue import create_catalogue_table
+    from tracekit.sqlfiles import COMPUTED_VIEWS, HIER_VIEWS, RAW_VIEWS, _raw_view_sql, computed_view_sql, sql_files
+    con = duckdb.connect()
+    for name, columns in RAW_VIEWS:
+        con.execute(_raw_view_sql(name, columns, []))
+    for table in COMPUTED_VIEWS:
+        con.execute(computed_view_sql(table, []))
+    create_catalogue_table(con)
+    for f in sql_files():
+        con.execute(f.text)
+    for name, columns in HIER_VIEWS.items():
+        assert [(c, t) for c, t, *_ in con.execute(f"DESCRIBE SELECT * FROM {name}").fetchall()] == list(columns), name
+
+
+def test_a_store_without_hier_runs_gets_empty_hier_views(runs_of_kinds):
+    from tracekit.query import close
+    con = connect(runs_of_kinds, for_query="SELECT * FROM flow_stats")
+    try:
+        (sql,) = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'hier_packets'").fetchone()
+        assert "WHERE false" in sql and "hier_events" not in sql
+    finally:
+        close(con)

@@ -25,8 +25,8 @@ import duckdb
 from .catalogue import create_catalogue_table
 from .columns import FACT_TABLES
 from .errors import TracekitError
-from .sqlfiles import (BASE_NAMES, COMPUTED_VIEWS, HIER_TABLES, LAYERS, RAW_VIEWS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql, definition_hash,
-                       fact_part_name, needed_names, sql_dir, sql_files)
+from .sqlfiles import (BASE_NAMES, COMPUTED_VIEWS, HIER_TABLES, HIER_VIEWS, LAYERS, RAW_VIEWS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql,
+                       definition_hash, empty_view_sql, fact_part_name, needed_names, sql_dir, sql_files)
 from .store import Store
 
 __all__ = ["BASE_NAMES", "LAYERS", "SqlFile", "_ordered", "needed_names", "sql_dir", "sql_files"]
@@ -95,12 +95,14 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     facts = [t for t in FACT_TABLES if COMPUTED_VIEWS[t] in need]
     pending: dict[str, list[str]] = {t: [] for t in facts}
     parts: dict[str, list[str]] | None = None
+    any_hier = True
     if any(f"raw_{name}" in need for name, _ in tables):
         parts = store_files(store)
         if run_ids is not None:
             keep = {f"run_id={r}" for r in run_ids}
             parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
         hier_dirs = {Path(p).parent for p in parts.get("node_addrs", [])}
+        any_hier = bool(hier_dirs)
         for t in HIER_TABLES:
             parts[f"hier_{t}"] = [p for p in parts.get(t, []) if Path(p).parent in hier_dirs]
         parts, all_pending = current_facts(parts)
@@ -142,6 +144,10 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     for table in facts:
         if pending[table]:
             _create(con, computed_view_sql(table, pending[table]), defer)
+    if not any_hier:    # the chains over the runs with hierarchical addresses: none here
+        for name in HIER_VIEWS:
+            if name in need:
+                _create(con, empty_view_sql(name, HIER_VIEWS[name]), defer)
     return [f.name for f in files]
 
 
