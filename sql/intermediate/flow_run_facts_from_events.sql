@@ -11,8 +11,9 @@
 -- sent_pkts = count(t_sent), recv_pkts = count(t_recv), dropped_pkts = sum(drops),
 -- overheard_pkts = sum(overheard), lost_pkts = packets dropped and never delivered,
 -- tx_bytes = the sizes of the packets sent, rx_bytes = packets.rx_bytes of those delivered,
--- delay_mean_s / delay_p50_s / delay_p95_s / delay_p99_s = the mean (summed in arrival order,
--- so the same on every connection) and percentile of D,
+-- delay_mean_s / delay_p50_s / delay_p95_s / delay_p99_s = the mean (favg: compensated
+-- summation, in arrival order: the same on every connection, and within an ulp of the exact
+-- mean, where a plain sum of a million delays is ~1e-12 off) and percentile of D,
 -- t_first_send = min(t_sent), t_last_recv = max(t_recv) (s);
 -- goodput_bytes_hdr0, goodput_bytes_hdr40 = the payload bytes (size - packet_hdr_bytes, never
 -- negative) of the first delivery of each seq (first_of_seq), when the flow's header bytes
@@ -24,7 +25,7 @@ CREATE OR REPLACE VIEW flow_run_facts_from_events AS
 SELECT trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
        list_avg(list_transform(range(2, len(d) + 1), lambda i: abs(d[i] - d[i - 1]))) AS jitter_s,
        sent_pkts, recv_pkts, dropped_pkts, overheard_pkts, lost_pkts, tx_bytes, rx_bytes,
-       list_avg(d) AS delay_mean_s, q[1] AS delay_p50_s, q[2] AS delay_p95_s, q[3] AS delay_p99_s,
+       list_aggregate(d, 'favg') AS delay_mean_s, q[1] AS delay_p50_s, q[2] AS delay_p95_s, q[3] AS delay_p99_s,
        t_first_send, t_last_recv, goodput_bytes_hdr0, goodput_bytes_hdr40
 FROM (
     SELECT trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
