@@ -261,3 +261,55 @@ def test_first_of_seq_by_hand_on_both_paths(tmp_path):
                 ("tcp", 7, False), ("tcp", 8, False)]                     # id 8: seq 2 again
     assert _rows(data, sql) == expected
     assert _rows(old, sql) == expected
+
+
+# the wired packets as a plain group-by of data_events (every event joined with its flow, the
+# data-packet rule applied to each event), without the LAN and first-delivery logic: what
+# packet_facts_from_events' wired half must keep equal to whatever way it is computed (a
+# rewrite that groups the events before applying the flows' rule must still pass)
+PLAIN_WIRED_PACKETS = """
+SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype,
+       min(size), max(size),
+       min(time) FILTER (WHERE event IN ('+', 'h', 'd') AND from_node = src_node),
+       min(time) FILTER (WHERE event = 'r' AND to_node = dst_node),
+       min(line_no) FILTER (WHERE event = 'r' AND to_node = dst_node),
+       coalesce(sum(size) FILTER (WHERE event = 'r' AND to_node = dst_node), 0),
+       count(*) FILTER (WHERE event = 'd')
+FROM data_events
+WHERE event = 'r' AND to_node = dst_node OR event = 'd' OR event IN ('+', 'h') AND from_node = src_node
+GROUP BY ALL ORDER BY ALL
+"""
+VIEW_WIRED_PACKETS = """
+SELECT run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype, size, size, t_sent,
+       t_recv, recv_line, rx_bytes, drops + overheard
+FROM packet_facts_from_events WHERE trace_kind = 'wired' ORDER BY ALL
+"""
+
+
+def test_wired_packets_equal_a_group_by_of_the_data_events(runs, tmp_path):
+    """packet_facts_from_events' wired rows, computed and as stored, equal a plain group-by
+    of data_events, on the dumbbell (one-way TCP and CBR), the LAN (overheard drops), a
+    FullTcp run (its handshake and FIN, <= 40 bytes, are not data) and that run without one
+    connection's data packets (a FullTcp flow of the handshake only: no flow, no packets)."""
+    data, ids = runs
+    d = tmp_path / "fulltcp"
+    d.mkdir()
+    _ns(str(TCL / "metrics_fulltcp.tcl"), str(d / "fulltcp.tr"), "1", cwd=d)
+    lines = (d / "fulltcp.tr").read_text().splitlines(keepends=True)
+    (d / "handshake.tr").write_text("".join(ln for ln in lines if not (ln.split()[7] == "8" and int(ln.split()[5]) > 40)))
+    data_ft = tmp_path / "store"
+    assert all(r.status == "added" for r in ingest_paths(data_ft, [d / "fulltcp.tr", d / "handshake.tr"]))
+    ft_cases = ("SELECT (SELECT count(*) > 0 FROM events JOIN flows USING (run_id, fid, src_node, src_port, dst_node, "
+                "dst_port) WHERE fulltcp AND size <= 40 AND events.ptype = 'tcp') AND (SELECT count(*) > 0 FROM events "
+                "ANTI JOIN flows USING (run_id, fid, src_node, src_port, dst_node, dst_port) WHERE events.ptype = 'tcp')")
+    for store, cases in ((data, "SELECT sum(overheard) > 0 FROM packet_facts"), (data_ft, ft_cases)):
+        con = connect(store)
+        try:
+            assert con.execute(cases).fetchall() == [(True,)]       # the cases are in the runs
+            plain = con.execute(PLAIN_WIRED_PACKETS).fetchall()
+            assert len(plain) > 100 and all(r[8] == r[9] for r in plain)    # one size per packet
+            _same(con.execute(VIEW_WIRED_PACKETS).fetchall(), plain, "computed")
+            _same(con.execute(VIEW_WIRED_PACKETS.replace("packet_facts_from_events", "packet_facts")).fetchall(),
+                  plain, "stored")
+        finally:
+            close(con)
