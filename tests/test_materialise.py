@@ -156,23 +156,30 @@ def test_a_store_mixing_runs_with_and_without_parts(runs, tmp_path):
 
 def test_a_part_is_read_only_under_its_definition(runs, tmp_path):
     """A part of the current definition is what the views read (a changed part changes the
-    numbers); the same part under another definition's name is not read."""
+    numbers); the same part under another definition's name is not read. flow_stats_window
+    reads the packet facts per query; flow_stats (the whole run) reads flow_run_facts."""
     data, ids = runs
     rid = ids["dumbbell"][0]
     # the whole flow key: two flows of the run share fid 0 (ties in ORDER BY come in any order)
-    sql = (f"SELECT fid, dropped_pkts, sent_pkts FROM flow_stats WHERE run_id = '{rid}' "
-           "ORDER BY fid, src_node, src_port, dst_node, dst_port")
-    before = _rows(data, sql)
+    order = f"WHERE run_id = '{rid}' ORDER BY fid, src_node, src_port, dst_node, dst_port"
+    window = f"SELECT fid, dropped_pkts, sent_pkts FROM flow_stats_window(0.0, 1e9) {order}"
+    whole = f"SELECT fid, sent_pkts, jitter_ms FROM flow_stats {order}"
+    before, before_whole = _rows(data, window), _rows(data, whole)
     changed = shutil.copytree(data, tmp_path / "changed")
-    (part,) = changed.glob(f"runs/run_id={rid}/packet_facts-*.parquet")
-    tmp = part.with_name("new.tmp")
     con = duckdb.connect()
-    con.execute(f"COPY (SELECT * REPLACE (drops + 1 AS drops) FROM read_parquet('{part}')) TO '{tmp}' (FORMAT parquet)")
+    for table, change in (("packet_facts", "drops + 1 AS drops"), ("flow_run_facts", "sent_pkts + 7 AS sent_pkts")):
+        (part,) = changed.glob(f"runs/run_id={rid}/{table}-*.parquet")
+        tmp = part.with_name("new.tmp")
+        con.execute(f"COPY (SELECT * REPLACE ({change}) FROM read_parquet('{part}')) TO '{tmp}' (FORMAT parquet)")
+        os.replace(tmp, part)
     con.close()
-    os.replace(tmp, part)
-    assert _rows(changed, sql) == [(f, d + s, s) for f, d, s in before]
-    part.rename(part.with_name(fact_part_name("packet_facts", "0" * 12)))      # an older definition
-    assert _rows(changed, sql) == before
+    assert _rows(changed, window) == [(f, d + s, s) for f, d, s in before]
+    assert _rows(changed, whole) == [(f, s + 7, j) for f, s, j in before_whole]
+    for table in ("packet_facts", "flow_run_facts"):
+        (part,) = changed.glob(f"runs/run_id={rid}/{table}-*.parquet")
+        part.rename(part.with_name(fact_part_name(table, "0" * 12)))      # an older definition
+    assert _rows(changed, window) == before
+    assert _rows(changed, whole) == before_whole
 
 
 def test_a_damaged_part_is_a_damaged_run(runs, tmp_path):

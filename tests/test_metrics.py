@@ -495,6 +495,10 @@ MACRO_CALLS = {   # a call of each scalar macro, and its expected value (by hand
                           "is_routing_packet('ARP', 255), is_routing_packet(NULL, NULL), is_routing_packet('cbr', NULL)]",
                           [True, True, True, False, False, False, False]),
     "t_975": ("round(t_975(3), 6)", 3.182446),
+    # wired: the flow's header bytes whatever the ptype; wireless: 40 for tcp, else 0
+    "packet_hdr_bytes": ("[packet_hdr_bytes('wired', 'tcp', 0), packet_hdr_bytes('wired', 'cbr', 40), "
+                         "packet_hdr_bytes('wireless', 'tcp', NULL), packet_hdr_bytes('wireless', 'cbr', NULL)]",
+                         [0, 40, 40, 0]),
 }
 TABLE_MACRO_ARGS = {"throughput_series": "(0.5)", "flow_stats_window": "(0.0, 1.0)",
                     "flow_stats_in": "('run', NULL, NULL, NULL)"}

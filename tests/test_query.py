@@ -175,3 +175,73 @@ def test_check_query_refuses_explain_but_of_one_select(populated_store, query):
     con = connect(populated_store)
     with pytest.raises(TracekitError, match="EXPLAIN|syntax|Parser|only queries"):
         check_query(con, query)
+
+
+def test_a_one_query_connection_defers_binding_and_gives_the_same_rows(runs_of_kinds):
+    """connect(for_query=...) creates its views WITH (DEFER_BINDING) where DuckDB knows it:
+    the same rows as a connection whose views were bound at creation."""
+    from tracekit.query import close
+    q = "SELECT * FROM flow_stats ORDER BY ALL"
+    bound = connect(runs_of_kinds)
+    one = connect(runs_of_kinds, for_query=q)
+    try:
+        if "is_bound" in {r[0] for r in one.execute("DESCRIBE SELECT * FROM duckdb_views()").fetchall()}:
+            state = "SELECT is_bound FROM duckdb_views() WHERE view_name = 'flow_stats'"
+            assert one.execute(state).fetchall() == [(False,)]
+            assert bound.execute(state).fetchall() == [(True,)]
+        assert one.execute(q).fetchall() == bound.execute(q).fetchall()
+    finally:
+        close(one)
+        close(bound)
+
+
+def test_a_duckdb_without_deferred_binding_gets_the_views_as_written():
+    """Where DuckDB does not parse WITH (DEFER_BINDING) (a DuckDB before 2.0), each view is
+    created as written, and no further one is tried deferred."""
+    from tracekit.query import _create
+    ran: list[str] = []
+
+    class Old:
+        def execute(self, sql):
+            if "DEFER_BINDING" in sql:
+                raise duckdb.ParserException("syntax error at or near WITH")
+            ran.append(sql)
+
+    defer = [True]
+    a, b = "CREATE OR REPLACE VIEW a AS SELECT 1", "CREATE OR REPLACE VIEW b AS\nSELECT 2"
+    _create(Old(), a, defer)
+    assert defer == [False] and ran == [a]
+    _create(Old(), b, defer)
+    assert ran == [a, b]
+    # a macro is never deferred
+    defer = [True]
+    _create(Old(), "CREATE OR REPLACE MACRO m(x) AS x", defer)
+    assert defer == [True] and ran[-1] == "CREATE OR REPLACE MACRO m(x) AS x"
+
+
+def test_the_hier_views_declared_columns_are_the_views_own():
+    """In a store without runs with hierarchical addresses, hier_flows and hier_packets are
+    defined as empty relations of the columns sqlfiles.HIER_VIEWS declares: those of the
+    views themselves (bound over empty raw_* views, as the sql/ files define them)."""
+    from tracekit.catalogue import create_catalogue_table
+    from tracekit.sqlfiles import COMPUTED_VIEWS, HIER_VIEWS, RAW_VIEWS, _raw_view_sql, computed_view_sql, sql_files
+    con = duckdb.connect()
+    for name, columns in RAW_VIEWS:
+        con.execute(_raw_view_sql(name, columns, []))
+    for table in COMPUTED_VIEWS:
+        con.execute(computed_view_sql(table, []))
+    create_catalogue_table(con)
+    for f in sql_files():
+        con.execute(f.text)
+    for name, columns in HIER_VIEWS.items():
+        assert [(c, t) for c, t, *_ in con.execute(f"DESCRIBE SELECT * FROM {name}").fetchall()] == list(columns), name
+
+
+def test_a_store_without_hier_runs_gets_empty_hier_views(runs_of_kinds):
+    from tracekit.query import close
+    con = connect(runs_of_kinds, for_query="SELECT * FROM flow_stats")
+    try:
+        (sql,) = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'hier_packets'").fetchone()
+        assert "WHERE false" in sql and "hier_events" not in sql
+    finally:
+        close(con)

@@ -197,6 +197,21 @@ RAW_COLUMNS["packet_facts"] = _FACT_FLOW_KEY + (
 )
 RAW_COLUMNS["flow_run_facts"] = _FACT_FLOW_KEY + (
     ("jitter_s", "DOUBLE"),
+    ("sent_pkts", "BIGINT"),
+    ("recv_pkts", "BIGINT"),
+    ("dropped_pkts", "BIGINT"),
+    ("overheard_pkts", "BIGINT"),
+    ("lost_pkts", "BIGINT"),
+    ("tx_bytes", "BIGINT"),
+    ("rx_bytes", "BIGINT"),
+    ("delay_mean_s", "DOUBLE"),
+    ("delay_p50_s", "DOUBLE"),
+    ("delay_p95_s", "DOUBLE"),
+    ("delay_p99_s", "DOUBLE"),
+    ("t_first_send", "DOUBLE"),
+    ("t_last_recv", "DOUBLE"),
+    ("goodput_bytes_hdr0", "BIGINT"),
+    ("goodput_bytes_hdr40", "BIGINT"),
 )
 
 # the per-run tables (every table but the run record)

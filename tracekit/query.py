@@ -25,8 +25,8 @@ import duckdb
 from .catalogue import create_catalogue_table
 from .columns import FACT_TABLES
 from .errors import TracekitError
-from .sqlfiles import (BASE_NAMES, COMPUTED_VIEWS, HIER_TABLES, LAYERS, RAW_VIEWS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql, definition_hash,
-                       fact_part_name, needed_names, sql_dir, sql_files)
+from .sqlfiles import (BASE_NAMES, COMPUTED_VIEWS, HIER_TABLES, HIER_VIEWS, LAYERS, RAW_VIEWS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql,
+                       definition_hash, empty_view_sql, fact_part_name, needed_names, sql_dir, sql_files)
 from .store import Store
 
 __all__ = ["BASE_NAMES", "LAYERS", "SqlFile", "_ordered", "needed_names", "sql_dir", "sql_files"]
@@ -95,12 +95,14 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     facts = [t for t in FACT_TABLES if COMPUTED_VIEWS[t] in need]
     pending: dict[str, list[str]] = {t: [] for t in facts}
     parts: dict[str, list[str]] | None = None
+    any_hier = True
     if any(f"raw_{name}" in need for name, _ in tables):
         parts = store_files(store)
         if run_ids is not None:
             keep = {f"run_id={r}" for r in run_ids}
             parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
         hier_dirs = {Path(p).parent for p in parts.get("node_addrs", [])}
+        any_hier = bool(hier_dirs)
         for t in HIER_TABLES:
             parts[f"hier_{t}"] = [p for p in parts.get(t, []) if Path(p).parent in hier_dirs]
         parts, all_pending = current_facts(parts)
@@ -116,15 +118,20 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     # created over empty raw_* views of the declared columns, which costs next to nothing, and
     # the raw_* views are then pointed at the files: binding over the files happens only in
     # the queries (for every raw_* reference in a view's expansion, each time).
+    # For one query (for_query), the views are created unbound where DuckDB can (DEFER_BINDING,
+    # DuckDB >= 2.0): the query binds them anyway, so binding each at its creation too was
+    # paid twice. A connection for many queries (the dashboard, connect() without for_query)
+    # binds each view as it is created, so an error in a sql/ file is reported naming it.
+    defer = [for_query is not None]
     for name, columns in tables:
-        con.execute(_raw_view_sql(name, columns, []))
+        _create(con, _raw_view_sql(name, columns, []), defer)
     for table in facts:
-        con.execute(computed_view_sql(table, []))
+        _create(con, computed_view_sql(table, []), defer)
     if with_catalogue:
         create_catalogue_table(con)
     for f in files:
         try:
-            con.execute(f.text)
+            _create(con, f.text, defer)
         except duckdb.Error as e:
             raise TracekitError(f"{f.rel}: {str(e).splitlines()[0]}") from None
     if parts is None:
@@ -133,11 +140,33 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
         return [f.name for f in files]
     for name, columns in tables:
         if parts.get(name):
-            con.execute(_raw_view_sql(name, columns, parts[name]))
+            _create(con, _raw_view_sql(name, columns, parts[name]), defer)
     for table in facts:
         if pending[table]:
-            con.execute(computed_view_sql(table, pending[table]))
+            _create(con, computed_view_sql(table, pending[table]), defer)
+    if not any_hier:    # the chains over the runs with hierarchical addresses: none here
+        for name in HIER_VIEWS:
+            if name in need:
+                _create(con, empty_view_sql(name, HIER_VIEWS[name]), defer)
     return [f.name for f in files]
+
+
+_VIEW = re.compile(r"^(CREATE OR REPLACE VIEW [A-Za-z_][A-Za-z0-9_]*) AS\b", re.MULTILINE)
+
+
+def _create(con: duckdb.DuckDBPyConnection, sql: str, defer: list[bool]) -> None:
+    """Run the CREATE statement `sql`; while defer[0], a view is created WITH
+    (DEFER_BINDING); where this DuckDB does not know that option (a parser error), defer[0]
+    becomes False and the statement runs as written."""
+    if defer[0]:
+        deferred, n = _VIEW.subn(r"\1 WITH (DEFER_BINDING) AS", sql, count=1)
+        if n:
+            try:
+                con.execute(deferred)
+                return
+            except duckdb.ParserException:
+                defer[0] = False
+    con.execute(sql)
 
 
 def current_facts(parts: dict[str, list[str]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:

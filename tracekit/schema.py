@@ -80,6 +80,21 @@ FACTS = {
     ]),
     "flow_run_facts": pa.schema(_FLOW_KEY + [
         ("jitter_s", pa.float64()),
+        ("sent_pkts", pa.int64()),
+        ("recv_pkts", pa.int64()),
+        ("dropped_pkts", pa.int64()),
+        ("overheard_pkts", pa.int64()),
+        ("lost_pkts", pa.int64()),
+        ("tx_bytes", pa.int64()),
+        ("rx_bytes", pa.int64()),
+        ("delay_mean_s", pa.float64()),
+        ("delay_p50_s", pa.float64()),
+        ("delay_p95_s", pa.float64()),
+        ("delay_p99_s", pa.float64()),
+        ("t_first_send", pa.float64()),
+        ("t_last_recv", pa.float64()),
+        ("goodput_bytes_hdr0", pa.int64()),
+        ("goodput_bytes_hdr40", pa.int64()),
     ]),
 }
 

@@ -28,6 +28,23 @@ HIER_TABLES = ("events", "wireless_events")
 # every raw_<name> view the Python side defines, with its declared columns
 RAW_VIEWS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     *RAW_COLUMNS.items(), *((f"hier_{t}", RAW_COLUMNS[t]) for t in HIER_TABLES))
+# the sql/ views over the runs with hierarchical addresses only (their raw_hier_* views): in a
+# store (or a selection of runs) without such runs, tracekit.query redefines them as empty
+# relations of these columns (empty_view_sql), so that a query neither binds nor plans their
+# chains (tests/test_query.py checks these columns against the views)
+HIER_VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
+    "hier_flows": (("run_id", "VARCHAR"), ("fid", "INTEGER"), ("src_node", "INTEGER"),
+                   ("src_port", "INTEGER"), ("dst_node", "INTEGER"), ("dst_port", "INTEGER"),
+                   ("ptype", "VARCHAR"), ("name", "VARCHAR"), ("fulltcp", "BOOLEAN"),
+                   ("hdr_bytes", "INTEGER"), ("src_addr", "VARCHAR"), ("dst_addr", "VARCHAR")),
+    "hier_packets": (("trace_kind", "VARCHAR"), ("run_id", "VARCHAR"), ("fid", "INTEGER"),
+                     ("src_node", "INTEGER"), ("src_port", "INTEGER"), ("dst_node", "INTEGER"),
+                     ("dst_port", "INTEGER"), ("pkt_id", "BIGINT"), ("ptype", "VARCHAR"),
+                     ("seq", "BIGINT"), ("seq_key", "BIGINT"), ("size", "INTEGER"),
+                     ("hdr_bytes", "INTEGER"), ("payload_bytes", "INTEGER"), ("t_sent", "DOUBLE"),
+                     ("t_recv", "DOUBLE"), ("recv_line", "BIGINT"), ("rx_bytes", "BIGINT"),
+                     ("drops", "BIGINT"), ("overheard", "BIGINT"), ("first_of_seq", "BOOLEAN")),
+}
 # names the Python side defines before any sql/ file: the raw tables, the catalogue and
 # the computed facts
 BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLE_NAMES), *(f"raw_hier_{t}" for t in HIER_TABLES),
@@ -190,6 +207,13 @@ def definition_hash(files: list[SqlFile], table: str) -> str:
         code = re.sub(r"--[^\n]*", " ", by_name[name].text)
         h.update(name.encode() + b"\0" + " ".join(code.split()).encode() + b"\0")
     return h.hexdigest()[:12]
+
+
+def empty_view_sql(name: str, columns: tuple[tuple[str, str], ...]) -> str:
+    """The view `name` as an empty relation of `columns` ((name, DuckDB type)): it binds
+    without anything below it."""
+    cols = ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in columns)
+    return f"CREATE OR REPLACE VIEW {name} AS SELECT {cols} WHERE false"
 
 
 def fact_part_name(table: str, digest: str) -> str:

@@ -6,8 +6,13 @@
 -- uses: raw_flow_run_facts, flow_run_facts_computed
 CREATE OR REPLACE VIEW flow_run_facts AS
 SELECT CAST(trace_kind AS VARCHAR) AS trace_kind, run_id, fid, src_node, src_port, dst_node,
-       dst_port, jitter_s
+       dst_port, jitter_s, sent_pkts, recv_pkts, dropped_pkts, overheard_pkts, lost_pkts,
+       tx_bytes, rx_bytes, delay_mean_s, delay_p50_s, delay_p95_s, delay_p99_s, t_first_send,
+       t_last_recv, goodput_bytes_hdr0, goodput_bytes_hdr40
 FROM raw_flow_run_facts
 UNION ALL
-SELECT trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port, jitter_s
+SELECT trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port, jitter_s, sent_pkts,
+       recv_pkts, dropped_pkts, overheard_pkts, lost_pkts, tx_bytes, rx_bytes, delay_mean_s,
+       delay_p50_s, delay_p95_s, delay_p99_s, t_first_send, t_last_recv, goodput_bytes_hdr0,
+       goodput_bytes_hdr40
 FROM flow_run_facts_computed

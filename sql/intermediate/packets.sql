@@ -6,16 +6,14 @@
 -- Columns: those of packet_facts, and seq_key = seq, NULL when the packet has none (NULL or
 -- negative: ns-2 writes -1, e.g. ping; goodput counts such a packet once by its id);
 -- hdr_bytes (header bytes not counted as goodput: wired the flow's flows.hdr_bytes, wireless
--- 40 for `tcp`, else 0) and payload_bytes = size - hdr_bytes, never negative.
+-- 40 for `tcp`, else 0: packet_hdr_bytes) and payload_bytes = size - hdr_bytes, never negative.
 -- Runs with hierarchical addresses (trace_kind 'hier', wired and wired-cum-wireless traces,
 -- whose packets may cross from wired to wireless lines) have no facts: their rows are
 -- hier_packets'.
--- uses: packet_facts, flows, hier_packets
+-- uses: packet_facts, flows, hier_packets, packet_hdr_bytes
 CREATE OR REPLACE VIEW packets AS
 WITH hdr AS (
-    SELECT p.*,
-           CASE WHEN p.trace_kind = 'wired' THEN f.hdr_bytes
-                WHEN p.ptype = 'tcp' THEN 40 ELSE 0 END AS hdr_bytes
+    SELECT p.*, packet_hdr_bytes(p.trace_kind, p.ptype, f.hdr_bytes) AS hdr_bytes
     FROM packet_facts p
     LEFT JOIN (SELECT run_id, fid, src_node, src_port, dst_node, dst_port, hdr_bytes FROM flows) f
       ON p.run_id = f.run_id AND p.fid = f.fid

@@ -45,9 +45,22 @@ WITH win AS MATERIALIZED (  -- one window per run
     WHERE mode IN ('onperiod', 'run+onperiod') AND cbr_start IS NOT NULL AND cbr_stop IS NOT NULL
 ),
 fl AS MATERIALIZED (  -- the flows of those runs, numbered for cheap joins; over the whole run,
-    -- their jitter from flow_run_facts (stored at ingest: no sort of their packets per query)
+    -- their jitter and every per-packet aggregate from flow_run_facts (stored at ingest: their
+    -- packets are neither read nor sorted per query), where its goodput bytes apply: a
+    -- wireless flow, or a wired one whose packets packets.hdr_bytes gives the flow's own
+    -- header bytes (it joins them by fid =, so not with a NULL fid)
     SELECT f.*, w.window_kind, w.whole, w.w0, w.w1, row_number() OVER () AS flow_no,
-           r.jitter_s AS run_jitter_s, r.run_id IS NOT NULL AS run_jitter_known
+           r.jitter_s AS run_jitter_s, r.run_id IS NOT NULL AS run_jitter_known,
+           r.run_id IS NOT NULL AND (f.trace_kind = 'wireless' OR f.fid IS NOT NULL AND f.hdr_bytes IN (0, 40))
+               AS run_facts_known,
+           r.sent_pkts AS run_sent_pkts, r.recv_pkts AS run_recv_pkts,
+           r.dropped_pkts AS run_dropped_pkts, r.overheard_pkts AS run_overheard_pkts,
+           r.lost_pkts AS run_lost_pkts, r.tx_bytes AS run_tx_bytes, r.rx_bytes AS run_rx_bytes,
+           r.delay_mean_s AS run_delay_mean_s,
+           [r.delay_p50_s, r.delay_p95_s, r.delay_p99_s] AS run_delay_q,
+           r.t_first_send AS run_t_first_send, r.t_last_recv AS run_t_last_recv,
+           CASE WHEN f.hdr_bytes = 40 THEN r.goodput_bytes_hdr40 ELSE r.goodput_bytes_hdr0 END
+               AS run_goodput_bytes
     FROM all_flows f JOIN win w USING (run_id)
     LEFT JOIN flow_run_facts r
       ON w.whole AND r.run_id = f.run_id AND r.fid IS NOT DISTINCT FROM f.fid
@@ -65,7 +78,8 @@ pk AS (
       ON p.run_id = f.run_id AND p.fid IS NOT DISTINCT FROM f.fid
      AND p.src_node = f.src_node AND p.src_port = f.src_port
      AND p.dst_node = f.dst_node AND p.dst_port = f.dst_port
-    WHERE kind IS NULL OR p.trace_kind = kind   -- a constant: prunes the other kind's packets
+    WHERE (kind IS NULL OR p.trace_kind = kind)   -- a constant: prunes the other kind's packets
+      AND NOT f.run_facts_known
 ),
 agg AS (
     SELECT flow_no,
@@ -92,9 +106,20 @@ agg AS (
                AS delays
     FROM pk
     GROUP BY flow_no
+    UNION ALL  -- the same aggregates over the whole run, stored
+    SELECT flow_no, run_sent_pkts, run_recv_pkts, run_dropped_pkts, run_overheard_pkts,
+           run_lost_pkts, run_tx_bytes, run_delay_mean_s * 1000, run_delay_q, run_recv_pkts,
+           run_rx_bytes, run_t_first_send, run_t_first_send, run_t_last_recv, run_goodput_bytes,
+           NULL
+    FROM fl
+    WHERE run_facts_known
 ),
 lengths AS (
-    SELECT f.* EXCLUDE (run_jitter_s, run_jitter_known), a.* EXCLUDE (flow_no, delays),
+    SELECT f.* EXCLUDE (run_jitter_s, run_jitter_known, run_facts_known, run_sent_pkts,
+                        run_recv_pkts, run_dropped_pkts, run_overheard_pkts, run_lost_pkts,
+                        run_tx_bytes, run_rx_bytes, run_delay_mean_s, run_delay_q,
+                        run_t_first_send, run_t_last_recv, run_goodput_bytes),
+           a.* EXCLUDE (flow_no, delays),
            -- mean |D_i - D_(i-1)| over successive deliveries
            CASE WHEN f.run_jitter_known THEN f.run_jitter_s
                 ELSE list_avg(list_transform(range(2, len(a.delays) + 1),
