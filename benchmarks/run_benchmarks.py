@@ -1076,6 +1076,11 @@ def compute_targets(res: dict) -> dict:
                           "CPU than ns-2; with -j 2 on 2 cores, ns-2 and ingest share the cores, and the most -j 2 "
                           f"can give over -j 1 is 2 x max(ns, ingest) / (ns + ingest) = "
                           f"{2 * max(ns_cpu, tk_cpu) / (ns_cpu + tk_cpu):.2f} x")
+            st = F.get(f"floor:startup:{lab0}")
+            if st:
+                limit += (f"; the process start-up with ingest's imports ({st['wall']:.2f} s, once per sweep) alone is "
+                          f"{100 * st['wall'] / no['1']:.0f} % of ns-2 alone's -j 1 time for these "
+                          f"{sw['n']} simulations")
         outs.append((name, worst, f"{name}, -j 1: {100 * j1['outside_wall']:.0f} % of the whole-process wall time "
                      f"is not ns-2 ({100 * j1['outside_sim']:.0f} % of the per-simulation time){over}", limit))
         paired = med([b["n"] / b["wall"] / (a["n"] / a["wall"]) for a, b in zip(j1["raw"], j2["raw"])])
