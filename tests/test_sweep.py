@@ -297,3 +297,38 @@ def test_the_next_simulation_runs_while_the_last_one_is_ingested(tmp_path, monke
     for table in ("flow_facts", "packet_facts", "flow_run_facts"):
         assert len(list(data.glob(f"runs/*/{table}-*.parquet"))) == 3, table
     assert not [p for p in (data / ".staging").iterdir() if p.is_dir()]
+
+
+@needs_ns
+def test_a_resumed_sweep_stores_the_facts_its_done_simulations_lack(tmp_path):
+    """A sweep stopped before its last facts batch leaves committed runs without their
+    stored facts (the views compute them meanwhile). Run again, the sweep finds those
+    simulations done, runs none of them, and stores their facts: the same rows as the
+    first time, while a run of another sweep in the store is left alone."""
+    import duckdb
+
+    from tracekit.experiments.sweep import run_sims
+    from tracekit.ingest import ingest_file
+    from tracekit.store import Store
+
+    data = tmp_path / "store"
+    specs = plan_sweep("cbr-variants", [parse_grid("cbr_rate_mbps=2,6")], [1], {"duration": "1"})
+    assert [r.status for r in run_sims(specs, data, jobs=1)] == ["done"] * 2
+    tables = ("flow_facts", "packet_facts", "flow_run_facts")
+    before = {t: duckdb.execute(f"SELECT * FROM read_parquet('{data}/runs/*/{t}-*.parquet', filename=true)").fetchall()
+              for t in tables}
+    assert all(len({row[-1] for row in rows}) == 2 for rows in before.values())
+    # a run of no sweep (no sim_id label), ingested without its facts: not the sweep's to store
+    sample = Path(__file__).parent.parent / "sample_traces" / "cbr-fairness" / "Newreno-Reno-seed1" / "packets.tr.zst"
+    other = ingest_file(Store(data), sample, facts=False)
+    assert other.run_id is not None
+    for t in tables:                                # as a sweep killed before its facts batch
+        for p in data.glob(f"runs/*/{t}-*.parquet"):
+            p.unlink()
+    again = run_sims(specs, data, jobs=1)
+    assert [r.status for r in again] == ["skipped"] * 2
+    after = {t: duckdb.execute(f"SELECT * FROM read_parquet('{data}/runs/*/{t}-*.parquet', filename=true)").fetchall()
+             for t in tables}
+    for t in tables:
+        assert sorted(map(repr, after[t])) == sorted(map(repr, before[t])), t
+    assert not list(data.glob(f"runs/run_id={other.run_id}/*facts*.parquet"))

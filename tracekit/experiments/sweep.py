@@ -174,6 +174,30 @@ def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
     return {r[0] for r in rows}
 
 
+def runs_of_sims(data_dir: str | os.PathLike, sim_ids: set[str]) -> list[tuple[str, str]]:
+    """The packet-trace runs (run_id, trace kind) of the store whose sim_id label is one of
+    `sim_ids`: the runs whose stored facts a resumed sweep checks (materialise_committed)."""
+    store = Store(data_dir)
+    if not sim_ids or not store.exists:
+        return []
+    scan = store.scan()
+    if not scan.files.get("runs"):
+        return []
+    import duckdb
+
+    rows = duckdb.execute(
+        "SELECT DISTINCT filename, trace_kind FROM (SELECT unnest(labels) AS l, trace_kind, filename "
+        "FROM read_parquet(?, union_by_name=true, filename=true)) "
+        f"WHERE l.key = 'sim_id' AND trace_kind IN ({PACKET_KINDS_SQL}) AND list_contains(?, l.value)",
+        [scan.files["runs"], sorted(sim_ids)]).fetchall()
+    out = []
+    for filename, kind in rows:
+        run_dir = os.path.basename(os.path.dirname(filename))       # runs/run_id=<id>/run.parquet
+        if run_dir.startswith("run_id="):
+            out.append((run_dir[len("run_id="):], kind))
+    return sorted(out)
+
+
 def split_done(specs: list[SimSpec], data_dir: str | os.PathLike, resume: bool) -> tuple[list[SimSpec], list[SimResult]]:
     """The specs to run (each once, in order) and a 'skipped' result for each one whose
     simulation the store already holds (when resuming)."""
@@ -247,6 +271,9 @@ def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True) ->
 # a sweep stores the facts of this many simulations' packet traces at once (one query per
 # fact table for all of them: ~3 x less CPU per simulation than one by one on 2 s runs)
 FACTS_BATCH = 8
+# the most runs of one such query (those a resumed sweep finds without their facts may be
+# thousands: one query each for this many)
+FACTS_CHUNK = 64
 
 
 def _store_facts(store: Store, runs: list[tuple[str, str]]) -> None:
@@ -284,7 +311,8 @@ def run_sims(
     The stored facts of the packet traces are computed FACTS_BATCH simulations at a time,
     after their runs are committed (materialise_committed), and the last ones before this
     returns; a sweep stopped meanwhile leaves runs whose facts the views compute from their
-    events (the same rows, more slowly)."""
+    events (the same rows, more slowly). Resumed, a sweep stores them for the simulations it
+    found done, after its own (and those written under an older definition of the facts)."""
     try:
         find_ns(ns_binary)
     except NsNotFoundError as e:
@@ -299,6 +327,9 @@ def run_sims(
     ingests: dict[Future, _Staged] = {}         # ingest queued or running
     facts: set[Future] = set()                  # stored facts of committed runs being computed
     no_facts: list[tuple[str, str]] = []        # committed runs waiting for their facts
+    # the runs of the simulations found done: stored facts checked (and stored where missing)
+    # after the sweep's own simulations
+    found = runs_of_sims(data_dir, {r.spec.sim_id for r in results}) if results else []
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-sim") as sim_pool, \
             ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-ingest") as ingest_pool:
         if todo:
@@ -313,8 +344,12 @@ def run_sims(
                         exhausted = True
                         break
                     sims.add(sim_pool.submit(_simulate, nxt, data_dir, ns_binary))
+                if found and exhausted and not sims and not ingests:
+                    no_facts.extend(found)
+                    found = []
                 if no_facts and (len(no_facts) >= FACTS_BATCH or (exhausted and not sims and not ingests)):
-                    facts.add(ingest_pool.submit(_store_facts, store, no_facts))
+                    for i in range(0, len(no_facts), FACTS_CHUNK):     # a resumed sweep's may be many
+                        facts.add(ingest_pool.submit(_store_facts, store, no_facts[i:i + FACTS_CHUNK]))
                     no_facts = []
                 if not sims and not ingests and not facts:
                     break
