@@ -48,6 +48,22 @@ typedef struct {
 
 static locale_t c_locale;
 
+/* the words of d, by code, as a new list of str; NULL with an exception set */
+static PyObject *dict_words(const Dict *d) {
+    PyObject *lst = PyList_New(d->n);
+    if (!lst)
+        return NULL;
+    for (int j = 0; j < d->n; j++) {
+        PyObject *str = PyUnicode_DecodeASCII(d->s[j], d->len[j], NULL);
+        if (!str) {
+            Py_DECREF(lst);
+            return NULL;
+        }
+        PyList_SET_ITEM(lst, j, str);
+    }
+    return lst;
+}
+
 /* the code of string s[0:len] in d, adding it; -1 when d is full */
 static inline int dict_code(Dict *d, const char *s, Py_ssize_t len) {
     if (d->n && d->len[d->last] == len && memcmp(d->s[d->last], s, len) == 0)
@@ -433,21 +449,11 @@ static PyObject *parse_wired(PyObject *self, PyObject *args) {
         goto error;
     }
     for (int k = 0; k < 3; k++) {
-        PyObject *lst = PyList_New(dicts[k]->n);
+        PyObject *lst = dict_words(dicts[k]);
         if (!lst) {
             Py_DECREF(bufs);
             Py_DECREF(dl);
             goto error;
-        }
-        for (int j = 0; j < dicts[k]->n; j++) {
-            PyObject *str = PyUnicode_DecodeASCII(dicts[k]->s[j], dicts[k]->len[j], NULL);
-            if (!str) {
-                Py_DECREF(lst);
-                Py_DECREF(bufs);
-                Py_DECREF(dl);
-                goto error;
-            }
-            PyList_SET_ITEM(lst, j, str);
         }
         PyTuple_SET_ITEM(dl, k, lst);
     }
@@ -609,21 +615,11 @@ static PyObject *parse_fields(PyObject *self, PyObject *args) {
         if (kind[k] == '=')
             continue;
         if (kind[k] == 'w') {
-            PyObject *lst = PyList_New(dicts[c].n);
+            PyObject *lst = dict_words(&dicts[c]);
             if (!lst) {
                 Py_DECREF(bufs);
                 Py_DECREF(dl);
                 goto error;
-            }
-            for (int j = 0; j < dicts[c].n; j++) {
-                PyObject *str = PyUnicode_DecodeASCII(dicts[c].s[j], dicts[c].len[j], NULL);
-                if (!str) {
-                    Py_DECREF(lst);
-                    Py_DECREF(bufs);
-                    Py_DECREF(dl);
-                    goto error;
-                }
-                PyList_SET_ITEM(lst, j, str);
             }
             PyTuple_SET_ITEM(dl, w++, lst);
         }
