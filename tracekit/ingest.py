@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import Callable, Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -34,10 +34,7 @@ from .detect import detect_kind
 from .materialise import materialise_run
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
 from .parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, get_parser, lines_at
-if TYPE_CHECKING:
-    import polars as pl
-else:
-    from .parsers._lazy import polars as pl     # not imported by the wired fast path (0.1 s of start-up)
+from .parsers._lazy import polars as pl     # not imported by the wired fast path (0.1 s of start-up)
 from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from .sources import CHUNK_BYTES, TraceSource
 from .store import Store, store_write_error

@@ -19,16 +19,13 @@ import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TypeAlias
+from typing import Callable, TypeAlias
 
 import pyarrow as pa
 
 from ..errors import TraceLineError
 
-if TYPE_CHECKING:
-    import polars as pl
-else:
-    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
+from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 
 Frame: TypeAlias = "pl.DataFrame | pa.Table"      # a parser's rows of one table

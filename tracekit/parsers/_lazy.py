@@ -1,13 +1,14 @@
 """polars, imported on first use. The wired fast path (tracekit/parsers/_wiredc.c) goes from
 the trace to Arrow tables and Parquet without polars, and importing it is ~0.1 s of every
 ingest's start-up (issue 16): the parser modules reach polars through this proxy, which
-imports it when an attribute is first asked for (the polars parsers, the fallback)."""
+imports it when an attribute is first asked for (the polars parsers, the fallback). Use it
+as `from ._lazy import polars as pl`: type checkers see polars itself."""
 from __future__ import annotations
 
 import importlib
 import threading
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class LazyModule(types.ModuleType):
@@ -26,4 +27,7 @@ class LazyModule(types.ModuleType):
         return getattr(mod, attr)
 
 
-polars = LazyModule("polars")
+if TYPE_CHECKING:
+    import polars as polars     # noqa: PLC0414  (re-exported: what the proxy stands for)
+else:
+    polars = LazyModule("polars")

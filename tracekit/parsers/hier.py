@@ -36,12 +36,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import polars as pl
-else:
-    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
+from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import TracekitError, clip_repr
 from . import (ANNOTATIONS, ParsedChunk, Parser, TraceFormat, as_polars, register)

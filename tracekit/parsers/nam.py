@@ -11,13 +11,7 @@ from __future__ import annotations
 
 import re
 
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import polars as pl
-else:
-    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
+from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
 from . import ANNOTATIONS, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, register, text_lines_only

@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import polars as pl
-else:
-    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
+from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
 from . import (DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_digits, is_int, is_num, normalize_ws,

@@ -25,12 +25,7 @@ import re
 
 import pyarrow as pa
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import polars as pl
-else:
-    from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
+from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
 from . import (ANNOTATION_EXPLAINED, arrow_strings, load_fast, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows, comment_lines,
