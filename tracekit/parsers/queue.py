@@ -10,8 +10,8 @@ import pyarrow as pa
 from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import clip_repr
-from . import (DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, parse_fields_fast,
-               arrow_strings, read_fields, register)
+from . import (DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, leading_comments, normalize_ws,
+               parse_fields_fast, arrow_strings, read_fields, register)
 
 # queue_samples: queue monitor output. sample_kind 'periodic' = a `monitor-queue` sample
 # (bytes/pkts are time averages over the last interval, counters cumulative since start);
@@ -60,18 +60,24 @@ _FAST = {
 
 def _parse_fast(data: bytes, first_line_no: int) -> ParsedChunk | None:
     """A chunk whose lines are all of one shape, as ns-2 writes them, read in C (a sweep's
-    queue trace: no polars at all); None for any other chunk."""
-    for sample_kind, (spec, names, types) in _FAST.items():
-        fast = parse_fields_fast(data, first_line_no, spec, names, types)
-        if fast is not None:
-            t, comments = fast
-            n = t.num_rows
-            kinds = pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(bytes(4 * n))]),
-                                                   arrow_strings([sample_kind]))
-            cols = {**{name: t.column(name) for name in names}, "sample_kind": kinds}
-            table = pa.Table.from_arrays([cols[c] if c in cols else pa.nulls(n, pa.int64()) for c in _OUT], names=list(_OUT))
-            return ParsedChunk({"queue_samples": table}, [], 0, comments)
-    return None
+    queue trace: no polars at all); None for any other chunk. The shape is the first line's
+    (after the leading '#' lines and blanks): a `q` event line, else a periodic sample; the
+    chunk is read once, by that shape's spec."""
+    at, _ = leading_comments(data)
+    while data[at:at + 1] in (b" ", b"\t"):
+        at += 1
+    sample_kind = "event" if data.startswith(b"q", at) else "periodic"
+    spec, names, types = _FAST[sample_kind]
+    fast = parse_fields_fast(data, first_line_no, spec, names, types)
+    if fast is None:
+        return None
+    t, comments = fast
+    n = t.num_rows
+    kinds = pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(bytes(4 * n))]),
+                                           arrow_strings([sample_kind]))
+    cols = {**{name: t.column(name) for name in names}, "sample_kind": kinds}
+    table = pa.Table.from_arrays([cols[c] if c in cols else pa.nulls(n, pa.int64()) for c in _OUT], names=list(_OUT))
+    return ParsedChunk({"queue_samples": table}, [], 0, comments)
 
 
 class QueueMonitorParser(Parser):
