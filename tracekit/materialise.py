@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from .columns import FACT_TABLES, RAW_COLUMNS, TABLE_NAMES
 from .parsers import FORMATS
@@ -83,12 +85,22 @@ def _compute(staging: Path, run_id: str, files, names: dict[str, str]) -> list[P
         else:
             _KEPT.give_back(kept)
             return written
-    # inside the staging directory, which its lock keeps from other processes' clean-up;
-    # removed before the run is committed
-    spill = staging / ".duckdb-spill"
+    # spilling inside the staging directory, removed before the run is committed
+    with _spilling(staging, files) as con:
+        return _compute_on(con, staging, run_id, names)
+
+
+@contextmanager
+def _spilling(work: Path, files) -> Iterator[_Connection]:
+    """A connection of its own with the views defined, that spills beyond MEMORY_LIMIT to a
+    directory inside `work` (a staging directory, which its lock keeps from other processes'
+    clean-up), closed and its spill removed at the end."""
+    import duckdb
+
+    spill = work / ".duckdb-spill"
     con = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)}), files)
     try:
-        return _compute_on(con, staging, run_id, names)
+        yield con
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
@@ -107,8 +119,7 @@ def _compute_on(con: _Connection, staging: Path, run_id: str, names: dict[str, s
     for table in FACT_TABLES:
         out = staging / names[table]
         cols = ", ".join(f'"{c}"' for c, _ in RAW_COLUMNS[table])
-        con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(out))} "
-                        "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V2)")
+        con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(out))} ({_COPY_OPTIONS})")
         written.append(out)
         # what follows (the packets after the flows) reads this part, as a query would
         con.point(table, _raw_view_sql(table, RAW_COLUMNS[table], [str(out)], run_id=run_id))
@@ -140,13 +151,8 @@ def materialise_committed(store: Store, runs: list[tuple[str, str]]) -> int:
             _KEPT.drop(kept)
             parts = {}
             for r in todo:
-                spill = work / ".duckdb-spill"
-                con = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)}), files)
-                try:
+                with _spilling(work, files) as con:
                     parts.update(_compute_runs(con, store, work / f"one-{r}", [r], names))
-                finally:
-                    con.close()
-                    shutil.rmtree(spill, ignore_errors=True)
         except BaseException:
             _KEPT.drop(kept)
             raise
@@ -179,17 +185,16 @@ def _compute_runs(con: _Connection, store: Store, work: Path, run_ids: list[str]
             parts = [str(p) for r in run_ids for p in sorted(store.run_dir(r).glob(f"{name}-*.parquet"))]
         con.point(name, _raw_view_sql(name, columns, parts))     # run_id from the run_id=<id> directories
     out: dict[str, dict[str, Path]] = {r: {} for r in run_ids}
-    options = "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V2"
     for table in FACT_TABLES:
         cols = ", ".join(f'"{c}"' for c, _ in RAW_COLUMNS[table])
         to = work / table
         if len(run_ids) == 1:           # one file, written as for a run in staging
             d = to / f"run_id={run_ids[0]}"
             d.mkdir(parents=True)
-            con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(d / 'part.parquet'))} ({options})")
+            con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(d / 'part.parquet'))} ({_COPY_OPTIONS})")
         else:
             con.con.execute(f"COPY (SELECT {cols}, run_id FROM {table}_from_events) TO {_quote(str(to))} "
-                            f"({options}, PARTITION_BY (run_id))")
+                            f"({_COPY_OPTIONS}, PARTITION_BY (run_id))")
         for r in run_ids:
             d = to / f"run_id={r}"
             made = sorted(d.iterdir()) if d.is_dir() else []
@@ -198,13 +203,15 @@ def _compute_runs(con: _Connection, store: Store, work: Path, run_ids: list[str]
             if not made:                # no rows: an empty part, as a run alone gets
                 d.mkdir(parents=True)
                 made = [d / "part.parquet"]
-                con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events WHERE false) TO {_quote(str(made[0]))} ({options})")
+                con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events WHERE false) TO {_quote(str(made[0]))} ({_COPY_OPTIONS})")
             out[r][table] = made[0]
         # what follows (the packets after the flows) reads these parts, as a query would
         con.point(table, _raw_view_sql(table, RAW_COLUMNS[table], [str(out[r][table]) for r in run_ids]))
     return out
 
 
+# how the fact parts are written: Parquet V2, zstd level 1 (cheap to write, small to read)
+_COPY_OPTIONS = "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V2"
 _CONFIG: dict[str, str | int | bool] = {"threads": THREADS, "memory_limit": MEMORY_LIMIT, "preserve_insertion_order": False}
 
 
