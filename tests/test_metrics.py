@@ -499,6 +499,9 @@ MACRO_CALLS = {   # a call of each scalar macro, and its expected value (by hand
     "packet_hdr_bytes": ("[packet_hdr_bytes('wired', 'tcp', 0), packet_hdr_bytes('wired', 'cbr', 40), "
                          "packet_hdr_bytes('wireless', 'tcp', NULL), packet_hdr_bytes('wireless', 'cbr', NULL)]",
                          [0, 40, 40, 0]),
+    # (|3 - 1| + |2 - 3|) / 2; fewer than two values: NULL
+    "mean_abs_step": ("[mean_abs_step([1.0, 3.0, 2.0]), mean_abs_step([5.0]), mean_abs_step(CAST([] AS DOUBLE[]))]",
+                      [1.5, None, None]),
 }
 TABLE_MACRO_ARGS = {"throughput_series": "(0.5)", "flow_stats_window": "(0.0, 1.0)",
                     "flow_stats_in": "('run', NULL, NULL, NULL)"}

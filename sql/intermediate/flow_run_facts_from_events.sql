@@ -20,10 +20,10 @@
 -- (flows.hdr_bytes, which depends on a label) are 0 and 40: for a wireless flow, whose
 -- header bytes go by each packet's ptype, both are the same. The sums are NULL, like sum(),
 -- when no packet counts.
--- uses: packet_facts, packet_hdr_bytes, percentile
+-- uses: packet_facts, packet_hdr_bytes, percentile, mean_abs_step
 CREATE OR REPLACE VIEW flow_run_facts_from_events AS
 SELECT trace_kind, run_id, fid, src_node, src_port, dst_node, dst_port,
-       list_avg(list_transform(range(2, len(d) + 1), lambda i: abs(d[i] - d[i - 1]))) AS jitter_s,
+       mean_abs_step(d) AS jitter_s,
        sent_pkts, recv_pkts, dropped_pkts, overheard_pkts, lost_pkts, tx_bytes, rx_bytes,
        list_aggregate(d, 'favg') AS delay_mean_s, q[1] AS delay_p50_s, q[2] AS delay_p95_s, q[3] AS delay_p99_s,
        t_first_send, t_last_recv, goodput_bytes_hdr0, goodput_bytes_hdr40

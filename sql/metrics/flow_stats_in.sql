@@ -31,7 +31,7 @@
 --   not positive or unknown;
 -- t_first_send, t_last_recv: first send and last delivery counted (s); t_run_end: the end of
 --   the window (s); overheard_pkts: see dropped_pkts; src_port, dst_port, fulltcp, hdr_bytes from all_flows.
--- uses: all_flows, packets, flow_run_facts, run_ends, kbps, percentile
+-- uses: all_flows, packets, flow_run_facts, run_ends, kbps, percentile, mean_abs_step
 CREATE OR REPLACE MACRO flow_stats_in(mode, t0, t1, kind) AS TABLE
 WITH win AS MATERIALIZED (  -- one window per run
     SELECT run_id, 'run' AS window_kind, true AS whole, CAST(NULL AS DOUBLE) AS w0, t_run_end AS w1
@@ -122,8 +122,7 @@ lengths AS (
            a.* EXCLUDE (flow_no, delays),
            -- mean |D_i - D_(i-1)| over successive deliveries
            CASE WHEN f.run_jitter_known THEN f.run_jitter_s
-                ELSE list_avg(list_transform(range(2, len(a.delays) + 1),
-                                             lambda i: abs(a.delays[i] - a.delays[i - 1])))
+                ELSE mean_abs_step(a.delays)
            END * 1000 AS jitter_ms,
            coalesce(a.n_rx, 0) AS n_rx0,
            f.w1 - CASE WHEN f.whole THEN a.flow_first_send ELSE f.w0 END AS length_s,
