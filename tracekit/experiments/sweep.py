@@ -154,55 +154,46 @@ def plan_experiment(name: str, seeds: list[int] | None = None, quick: bool = Fal
     return [SimSpec(exp.scenario, params, seed) for params in configs for seed in (seeds or exp.seeds)]
 
 
-def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
-    """sim_ids whose packet trace (wired, or wireless for manet) is in the store."""
+def sim_packet_runs(data_dir: str | os.PathLike) -> dict[str, list[tuple[str, str]]]:
+    """sim_id -> its packet-trace runs (run_id, trace kind: wired, or wireless for manet) in
+    the store: the simulations done, and the runs whose stored facts a resumed sweep checks
+    (materialise_committed)."""
     store = Store(data_dir)
     if not store.exists:
-        return set()
+        return {}
     from ..query import warn_damaged
 
     scan = store.scan()          # a damaged run is not done: the sweep runs its simulation again
     warn_damaged(scan.damaged)
     if not scan.files.get("runs"):
-        return set()
+        return {}
     import duckdb
 
     rows = duckdb.execute(
-        "SELECT DISTINCT l.value FROM (SELECT unnest(labels) AS l, trace_kind FROM read_parquet(?, union_by_name=true)) "
-        f"WHERE l.key = 'sim_id' AND trace_kind IN ({PACKET_KINDS_SQL})", [scan.files["runs"]]
-    ).fetchall()
-    return {r[0] for r in rows}
-
-
-def runs_of_sims(data_dir: str | os.PathLike, sim_ids: set[str]) -> list[tuple[str, str]]:
-    """The packet-trace runs (run_id, trace kind) of the store whose sim_id label is one of
-    `sim_ids`: the runs whose stored facts a resumed sweep checks (materialise_committed)."""
-    store = Store(data_dir)
-    if not sim_ids or not store.exists:
-        return []
-    scan = store.scan()
-    if not scan.files.get("runs"):
-        return []
-    import duckdb
-
-    rows = duckdb.execute(
-        "SELECT DISTINCT filename, trace_kind FROM (SELECT unnest(labels) AS l, trace_kind, filename "
+        "SELECT DISTINCT l.value, filename, trace_kind FROM (SELECT unnest(labels) AS l, trace_kind, filename "
         "FROM read_parquet(?, union_by_name=true, filename=true)) "
-        f"WHERE l.key = 'sim_id' AND trace_kind IN ({PACKET_KINDS_SQL}) AND list_contains(?, l.value)",
-        [scan.files["runs"], sorted(sim_ids)]).fetchall()
-    out = []
-    for filename, kind in rows:
+        f"WHERE l.key = 'sim_id' AND trace_kind IN ({PACKET_KINDS_SQL}) ORDER BY ALL", [scan.files["runs"]]
+    ).fetchall()
+    out: dict[str, list[tuple[str, str]]] = {}
+    for sim_id, filename, kind in rows:
         run_dir = os.path.basename(os.path.dirname(filename))       # runs/run_id=<id>/run.parquet
-        if run_dir.startswith("run_id="):
-            out.append((run_dir[len("run_id="):], kind))
-    return sorted(out)
+        out.setdefault(sim_id, []).append((run_dir.removeprefix("run_id="), kind))
+    return out
+
+
+def done_sim_ids(data_dir: str | os.PathLike) -> set[str]:
+    """sim_ids whose packet trace (wired, or wireless for manet) is in the store."""
+    return set(sim_packet_runs(data_dir))
 
 
 def split_done(specs: list[SimSpec], data_dir: str | os.PathLike, resume: bool) -> tuple[list[SimSpec], list[SimResult]]:
     """The specs to run (each once, in order) and a 'skipped' result for each one whose
     simulation the store already holds (when resuming)."""
+    return _split(specs, done_sim_ids(data_dir) if resume else set())
+
+
+def _split(specs: list[SimSpec], done: set[str]) -> tuple[list[SimSpec], list[SimResult]]:
     unique = list(dict.fromkeys(specs))
-    done = done_sim_ids(data_dir) if resume else set()
     todo = [s for s in unique if s.sim_id not in done]
     return todo, [SimResult(s, "skipped") for s in unique if s.sim_id in done]
 
@@ -318,7 +309,8 @@ def run_sims(
     except NsNotFoundError as e:
         raise TracekitError(str(e)) from None
     store = Store(data_dir, create=True)
-    todo, results = split_done(specs, data_dir, resume)
+    done = sim_packet_runs(data_dir) if resume else {}
+    todo, results = _split(specs, set(done))
     if on_start:
         on_start(len(todo), len(results))
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -329,7 +321,7 @@ def run_sims(
     no_facts: list[tuple[str, str]] = []        # committed runs waiting for their facts
     # the runs of the simulations found done: stored facts checked (and stored where missing)
     # after the sweep's own simulations
-    found = runs_of_sims(data_dir, {r.spec.sim_id for r in results}) if results else []
+    found = [run for r in results for run in done[r.spec.sim_id]]
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-sim") as sim_pool, \
             ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-ingest") as ingest_pool:
         if todo:
