@@ -274,6 +274,7 @@ def test_the_next_simulation_runs_while_the_last_one_is_ingested(tmp_path, monke
 
     monkeypatch.setattr(sweep, "_ingest_staged", slow_ingest)
     monkeypatch.setattr(sweep, "FACTS_BATCH", 2)     # the stored facts of two, then of the last one
+    monkeypatch.setattr(sweep, "FACTS_TAIL", 1)
 
     starts = tmp_path / "ns-starts"
     wrapper = tmp_path / "ns-logging"
