@@ -13,6 +13,7 @@ import os
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import clip_repr
@@ -218,12 +219,16 @@ class _Staged:
 
 
 def _simulate(spec: SimSpec, data_dir: str | os.PathLike, ns_binary: str = "ns",
-              timeout_s: float | None = None) -> _Staged | SimResult:
-    """Run one simulation with ns-2 into a staging directory: what is left to ingest, or a
-    'failed' result (the staging directory then removed)."""
+              timeout_s: float | None = None, staging: tuple[Store, Path] | None = None) -> _Staged | SimResult:
+    """Run one simulation with ns-2 into a staging directory (`staging`: one made already, the
+    store's and its path; else a new one): what is left to ingest, or a 'failed' result (the
+    staging directory then removed)."""
     t0 = time.perf_counter()
-    store = Store(data_dir, create=True)
-    work = store.new_staging(tag=f"sim-{spec.sim_id}")
+    if staging is None:
+        store = Store(data_dir, create=True)
+        work = store.new_staging(tag=f"sim-{spec.sim_id}")
+    else:
+        store, work = staging
     try:
         t_ns, start_unix_s = time.perf_counter(), time.time()
         run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, work, ns_binary=ns_binary, timeout_s=timeout_s)
@@ -319,7 +324,8 @@ def run_sims(
     """Run every spec not already in the store, `jobs` ns-2 processes at a time (default: all
     cores). A simulation's traces are ingested in the background while the next simulations
     run (at most `jobs` simulations wait for or are in their ingest, so ns-2 never runs far
-    ahead of it: STAGED_AHEAD more). A failed simulation is reported in its result and does
+    ahead of it: STAGED_AHEAD more). `jobs` more simulations are queued, their staging
+    directories made, so that the next ns-2 starts as soon as one ends. A failed simulation is reported in its result and does
     not stop the others. Nothing before the first ns-2 start imports pyarrow or DuckDB (on a
     new store): the ingest thread imports them while it runs.
 
@@ -340,7 +346,9 @@ def run_sims(
         on_start(len(todo), len(results))
     jobs = max(1, jobs or os.cpu_count() or 1)
     it = iter(todo)
-    sims: set[Future] = set()                   # ns-2 running
+    # ns-2 running, or queued to start in the thread of one that ends (at most jobs of each),
+    # with the staging directory it writes into: made here, while the ns-2 before it runs
+    sims: dict[Future, Path] = {}
     ingests: dict[Future, _Staged] = {}         # ingest queued or running
     facts: set[Future] = set()                  # stored facts of committed runs being computed
     no_facts: list[tuple[str, str]] = []        # committed runs waiting for their facts
@@ -357,13 +365,14 @@ def run_sims(
         try:
             exhausted = False
             while True:
-                # start simulations while a slot is free and the ingest backlog is short
-                while not exhausted and len(sims) < jobs and len(sims) + len(ingests) < 2 * jobs + STAGED_AHEAD:
+                # queue simulations while a slot is free and the ingest backlog is short
+                while not exhausted and len(sims) < 2 * jobs and len(sims) + len(ingests) < 3 * jobs + STAGED_AHEAD:
                     nxt = next(it, None)
                     if nxt is None:
                         exhausted = True
                         break
-                    sims.add(sim_pool.submit(_simulate, nxt, data_dir, ns_binary))
+                    work = store.new_staging(tag=f"sim-{nxt.sim_id}")
+                    sims[sim_pool.submit(_simulate, nxt, data_dir, ns_binary, None, (store, work))] = work
                 if found and exhausted and not sims and not ingests:
                     no_facts.extend(found)
                     found = []
@@ -375,14 +384,14 @@ def run_sims(
                     no_facts, no_facts_sims = [], 0
                 if not sims and not ingests and not facts:
                     break
-                finished, _ = wait(sims | set(ingests) | facts, return_when=FIRST_COMPLETED)
+                finished, _ = wait(set(sims) | set(ingests) | facts, return_when=FIRST_COMPLETED)
                 for fut in finished:
                     if fut in facts:
                         facts.discard(fut)
                         fut.result()
                         continue
                     if fut in sims:
-                        sims.discard(fut)
+                        del sims[fut]
                         out = fut.result()
                         if isinstance(out, _Staged):
                             ingests[ingest_pool.submit(_ingest_staged, out, keep_traces, False)] = out
@@ -398,8 +407,11 @@ def run_sims(
                     if on_result:
                         on_result(r)
         except BaseException:
-            for f in sims | facts:
+            for f in facts:
                 f.cancel()
+            for f, work in sims.items():
+                if f.cancel():                  # never started: its staging directory goes now
+                    store.discard(work)
             for f, st in ingests.items():
                 if f.cancel():                  # never started: its traces go now
                     st.store.discard(st.work)
