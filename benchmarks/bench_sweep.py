@@ -23,6 +23,13 @@ that is the stored facts (tracekit.materialise).
 
 Outside ns-2 = 1 - (ns-2 alone's wall) / (the sweep's wall), paired per repetition (the
 larger-is-worse figure of run_benchmarks.py's target); per sim = (sweep CPU - ns-2 alone CPU) / n.
+The control runs under the first --python: its driver imports tracekit.experiments.sweep too,
+so that import is in its wall; name the tree being measured first.
+
+The second table: the target's figure (the larger of 1 - the sweep's own ns-2 time / (wall x
+jobs) and the figure above), and the sweep's timeline: head (process start to the first ns-2
+start), middle (to the last ns-2 end), tail (to the process end), from SimResult's ns-2 start
+and end times (ns_start_unix_s, ns_end_unix_s) and the times this process starts and reaps it.
 """
 from __future__ import annotations
 
