@@ -274,6 +274,7 @@ def test_the_next_simulation_runs_while_the_last_one_is_ingested(tmp_path, monke
 
     monkeypatch.setattr(sweep, "_ingest_staged", slow_ingest)
     monkeypatch.setattr(sweep, "FACTS_BATCH", 2)     # the stored facts of two, then of the last one
+    monkeypatch.setattr(sweep, "FACTS_TAIL", 1)
 
     starts = tmp_path / "ns-starts"
     wrapper = tmp_path / "ns-logging"
@@ -332,3 +333,62 @@ def test_a_resumed_sweep_stores_the_facts_its_done_simulations_lack(tmp_path):
     for t in tables:
         assert sorted(map(repr, after[t])) == sorted(map(repr, before[t])), t
     assert not list(data.glob(f"runs/run_id={other.run_id}/*facts*.parquet"))
+
+
+@needs_ns
+def test_the_first_ns2_starts_before_pyarrow_and_duckdb_are_imported(tmp_path):
+    """On a new store, run_sims starts the first ns-2 without pyarrow or DuckDB imported (a
+    quarter of a second of imports, then made on the core ns-2 leaves free), and the
+    simulation still lands with its stored facts."""
+    code = (
+        "import sys\n"
+        "from tracekit.experiments import runner\n"
+        "from tracekit.experiments.sweep import parse_grid, plan_sweep, run_sims\n"
+        "seen = []\n"
+        "real = runner._run_ns\n"
+        "def first(*a, **k):\n"
+        "    seen.append(sorted(m for m in ('pyarrow', 'duckdb', 'polars') if m in sys.modules))\n"
+        "    return real(*a, **k)\n"
+        "runner._run_ns = first\n"
+        "specs = plan_sweep('cbr-variants', [parse_grid('cbr_rate_mbps=2,6')], [1], {'duration': '1'})\n"
+        f"res = run_sims(specs, {str(tmp_path / 'store')!r}, jobs=1)\n"
+        "print([r.status for r in res], seen[0])\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split("\n")[0] == "['done', 'done'] []", p.stdout
+    for table in ("flow_facts", "packet_facts", "flow_run_facts"):
+        assert len(list((tmp_path / "store").glob(f"runs/*/{table}-*.parquet"))) == 2, table
+
+
+@needs_ns
+def test_the_facts_left_after_the_last_ns2_are_of_the_last_few_simulations(tmp_path, monkeypatch):
+    """With FACTS_TAIL simulations left to ingest, the facts of those ingested so far are
+    sent at once: the batch computed after the last simulation is of at most FACTS_TAIL of
+    them (not of every simulation since the last full batch), and every packet-trace run
+    gets its facts exactly once. Each simulation's ns-2 start and end are in its result."""
+    from tracekit.experiments import sweep
+
+    batches: list[list[str]] = []
+    real = sweep._store_facts
+
+    def record(store, runs):
+        batches.append([r for r, kind in runs if kind == "wired"])
+        return real(store, runs)
+
+    monkeypatch.setattr(sweep, "_store_facts", record)
+    monkeypatch.setattr(sweep, "FACTS_BATCH", 100)       # no full batch: only the tail rule splits
+    monkeypatch.setattr(sweep, "FACTS_TAIL", 2)
+    specs = plan_sweep("cbr-variants", [parse_grid("cbr_rate_mbps=1:5:1")], [1], {"duration": "1"})
+    data = tmp_path / "store"
+    t0 = time.time()
+    results = sweep.run_sims(specs, data, jobs=1)
+    assert [r.status for r in results] == ["done"] * 5
+    assert len(batches) >= 2 and 1 <= len(batches[-1]) <= 2, batches
+    wired = {r for b in batches for r in b}
+    assert sum(map(len, batches)) == len(wired) == 5
+    for table in ("flow_facts", "packet_facts", "flow_run_facts"):
+        assert len(list(data.glob(f"runs/*/{table}-*.parquet"))) == 5, table
+    spans = sorted((r.ns_start_unix_s, r.ns_end_unix_s) for r in results)
+    assert t0 < spans[0][0] and all(a < b for a, b in spans) and spans[-1][1] < time.time()
+    assert all(b1 <= a2 for (_, b1), (a2, _) in zip(spans, spans[1:]))      # -j 1: one ns-2 at a time

@@ -71,7 +71,7 @@ class View:
 
 
 def catalogue_path() -> Path:
-    from .query import sql_dir
+    from .sqlfiles import sql_dir       # not .query: loading the scenarios (a sweep's start) needs no DuckDB
     return sql_dir() / "catalogue.toml"
 
 

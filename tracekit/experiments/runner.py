@@ -58,6 +58,9 @@ _SIGKILL = int(signal.SIGKILL)
 
 _CHILDREN: set[subprocess.Popen] = set()
 _CHILDREN_GUARD = threading.Lock()
+# set once this process has started an ns-2 child: a sweep imports what its ingest needs
+# (pyarrow, DuckDB: a quarter of a second) after that, while the first simulation runs
+NS_STARTED = threading.Event()
 
 
 def _child_setup(parent_pid: int):
@@ -113,6 +116,7 @@ def _run_ns(cmd: list[str], cwd: Path, timeout_s: float | None) -> tuple[int, st
                             cwd=cwd, text=True, errors="replace", process_group=0, **how)
     with _CHILDREN_GUARD:
         _CHILDREN.add(proc)
+    NS_STARTED.set()
     try:
         try:
             out, err = proc.communicate(timeout=timeout_s)

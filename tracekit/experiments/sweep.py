@@ -13,14 +13,14 @@ import os
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import clip_repr
-from ..parsers import PACKET_KINDS_SQL
 from ..errors import TracekitError
 from ..store import Store
 from ..tracemeta import format_value, sim_id_of
-from .runner import NsNotFoundError, ScenarioRunError, find_ns, kill_children, run_scenario_traces
+from .runner import NS_STARTED, NsNotFoundError, ScenarioRunError, find_ns, kill_children, run_scenario_traces
 from .scenarios import EXPERIMENTS, experiment_runs, resolve_params
 
 # ingest order: the packet trace last (see module docstring)
@@ -50,6 +50,10 @@ class SimResult:
     ns_seconds: float = 0.0
     error: str = ""
     host: str = ""                  # where it ran, on a cluster (tracekit sweep --scheduler)
+    # when its ns-2 run started and ended (time.time(), around run_scenario_traces; 0.0 when
+    # it did not run): a sweep's timeline (benchmarks/bench_sweep.py: head, middle, tail)
+    ns_start_unix_s: float = 0.0
+    ns_end_unix_s: float = 0.0
     # runs committed without their stored facts, stored later by run_sims (run_id, kind)
     facts_pending: list[tuple[str, str]] = field(default_factory=list, repr=False)
 
@@ -161,13 +165,16 @@ def sim_packet_runs(data_dir: str | os.PathLike) -> dict[str, list[tuple[str, st
     store = Store(data_dir)
     if not store.exists:
         return {}
-    from ..query import warn_damaged
-
     scan = store.scan()          # a damaged run is not done: the sweep runs its simulation again
-    warn_damaged(scan.damaged)
+    if scan.damaged:
+        from ..query import warn_damaged
+
+        warn_damaged(scan.damaged)
     if not scan.files.get("runs"):
-        return {}
+        return {}                # a new store: no DuckDB nor pyarrow before the first ns-2 starts
     import duckdb
+
+    from ..parsers import PACKET_KINDS_SQL
 
     rows = duckdb.execute(
         "SELECT DISTINCT l.value, filename, trace_kind FROM (SELECT unnest(labels) AS l, trace_kind, filename "
@@ -207,19 +214,25 @@ class _Staged:
     work: Any
     ns_s: float
     spent_s: float          # time spent on it so far (ns-2 and staging), not waiting
+    ns_start_unix_s: float
+    ns_end_unix_s: float
 
 
 def _simulate(spec: SimSpec, data_dir: str | os.PathLike, ns_binary: str = "ns",
-              timeout_s: float | None = None) -> _Staged | SimResult:
-    """Run one simulation with ns-2 into a staging directory: what is left to ingest, or a
-    'failed' result (the staging directory then removed)."""
+              timeout_s: float | None = None, staging: tuple[Store, Path] | None = None) -> _Staged | SimResult:
+    """Run one simulation with ns-2 into a staging directory (`staging`: one made already, the
+    store's and its path; else a new one): what is left to ingest, or a 'failed' result (the
+    staging directory then removed)."""
     t0 = time.perf_counter()
-    store = Store(data_dir, create=True)
-    work = store.new_staging(tag=f"sim-{spec.sim_id}")
+    if staging is None:
+        store = Store(data_dir, create=True)
+        work = store.new_staging(tag=f"sim-{spec.sim_id}")
+    else:
+        store, work = staging
     try:
-        t_ns = time.perf_counter()
+        t_ns, start_unix_s = time.perf_counter(), time.time()
         run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, work, ns_binary=ns_binary, timeout_s=timeout_s)
-        ns_s = time.perf_counter() - t_ns
+        ns_s, end_unix_s = time.perf_counter() - t_ns, time.time()
     except NsNotFoundError as e:
         store.discard(work)
         raise TracekitError(str(e)) from None
@@ -229,7 +242,7 @@ def _simulate(spec: SimSpec, data_dir: str | os.PathLike, ns_binary: str = "ns",
     except BaseException:
         store.discard(work)
         raise
-    return _Staged(spec, store, work, ns_s, time.perf_counter() - t0)
+    return _Staged(spec, store, work, ns_s, time.perf_counter() - t0, start_unix_s, end_unix_s)
 
 
 def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True) -> SimResult:
@@ -254,14 +267,23 @@ def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True) ->
                         pending.append((r.run_id, r.kind))
     finally:
         st.store.discard(st.work)
-    res = SimResult(st.spec, "done", run_ids, st.spent_s + time.perf_counter() - t0, st.ns_s)
+    res = SimResult(st.spec, "done", run_ids, st.spent_s + time.perf_counter() - t0, st.ns_s,
+                    ns_start_unix_s=st.ns_start_unix_s, ns_end_unix_s=st.ns_end_unix_s)
     res.facts_pending = pending
     return res
 
 
 # a sweep stores the facts of this many simulations' packet traces at once (one query per
-# fact table for all of them: ~3 x less CPU per simulation than one by one on 2 s runs)
+# fact table for all of them: on 2 s runs ~50 ms a query plus ~15 ms a simulation)
 FACTS_BATCH = 8
+# ... and, once this many simulations are left to ingest, of those ingested so far: the
+# facts computed after the last ns-2 ends (which the sweep waits for) are then those of
+# the last few simulations, not of up to FACTS_BATCH
+FACTS_TAIL = 3
+# simulations whose traces may wait for their ingest beyond one per ingest thread: ns-2
+# keeps running while the ingest catches up with a burst (its imports while the first
+# simulations run, a batch of facts)
+STAGED_AHEAD = 4
 # the most runs of one such query (those a resumed sweep finds without their facts may be
 # thousands: one query each for this many)
 FACTS_CHUNK = 64
@@ -274,7 +296,12 @@ def _store_facts(store: Store, runs: list[tuple[str, str]]) -> None:
 
 
 def _import_ingest() -> None:
-    from .. import ingest  # noqa: F401  (polars, pyarrow: half a second of imports)
+    """What the ingest and the stored facts import (pyarrow, DuckDB: ~0.25 s of CPU), once
+    the first ns-2 has started (not before: this thread would hold the GIL the simulation's
+    thread needs to start it), so on the core ns-2 leaves free."""
+    NS_STARTED.wait(timeout=1.0)
+    import duckdb  # noqa: F401
+    from .. import ingest, materialise  # noqa: F401
 
 
 def run_one(spec: SimSpec, data_dir: str | os.PathLike, keep_traces: bool = True, ns_binary: str = "ns",
@@ -297,10 +324,14 @@ def run_sims(
     """Run every spec not already in the store, `jobs` ns-2 processes at a time (default: all
     cores). A simulation's traces are ingested in the background while the next simulations
     run (at most `jobs` simulations wait for or are in their ingest, so ns-2 never runs far
-    ahead of it). A failed simulation is reported in its result and does not stop the others.
+    ahead of it: STAGED_AHEAD more). `jobs` more simulations are queued, their staging
+    directories made, so that the next ns-2 starts as soon as one ends. A failed simulation is reported in its result and does
+    not stop the others. Nothing before the first ns-2 start imports pyarrow or DuckDB (on a
+    new store): the ingest thread imports them while it runs.
 
-    The stored facts of the packet traces are computed FACTS_BATCH simulations at a time,
-    after their runs are committed (materialise_committed), and the last ones before this
+    The stored facts of the packet traces are computed FACTS_BATCH simulations at a time
+    (and those ingested when FACTS_TAIL are left), after their runs are committed
+    (materialise_committed), and the last ones before this
     returns; a sweep stopped meanwhile leaves runs whose facts the views compute from their
     events (the same rows, more slowly). Resumed, a sweep stores them for the simulations it
     found done, after its own (and those written under an older definition of the facts)."""
@@ -315,10 +346,15 @@ def run_sims(
         on_start(len(todo), len(results))
     jobs = max(1, jobs or os.cpu_count() or 1)
     it = iter(todo)
-    sims: set[Future] = set()                   # ns-2 running
+    # ns-2 running, or queued to start in the thread of one that ends (at most jobs of each),
+    # with the staging directory it writes into: made here, while the ns-2 before it runs
+    sims: dict[Future, Path] = {}
     ingests: dict[Future, _Staged] = {}         # ingest queued or running
     facts: set[Future] = set()                  # stored facts of committed runs being computed
     no_facts: list[tuple[str, str]] = []        # committed runs waiting for their facts
+    no_facts_sims = 0                           # the simulations of those runs
+    left = len(todo)                            # simulations not through their ingest yet
+    tail_sent = False                           # the batch sent when FACTS_TAIL were left
     # the runs of the simulations found done: stored facts checked (and stored where missing)
     # after the sweep's own simulations
     found = [run for r in results for run in done[r.spec.sim_id]]
@@ -329,30 +365,33 @@ def run_sims(
         try:
             exhausted = False
             while True:
-                # start simulations while a slot is free and the ingest backlog is short
-                while not exhausted and len(sims) < jobs and len(sims) + len(ingests) < 2 * jobs:
+                # queue simulations while a slot is free and the ingest backlog is short
+                while not exhausted and len(sims) < 2 * jobs and len(sims) + len(ingests) < 3 * jobs + STAGED_AHEAD:
                     nxt = next(it, None)
                     if nxt is None:
                         exhausted = True
                         break
-                    sims.add(sim_pool.submit(_simulate, nxt, data_dir, ns_binary))
+                    work = store.new_staging(tag=f"sim-{nxt.sim_id}")
+                    sims[sim_pool.submit(_simulate, nxt, data_dir, ns_binary, None, (store, work))] = work
                 if found and exhausted and not sims and not ingests:
                     no_facts.extend(found)
                     found = []
-                if no_facts and (len(no_facts) >= FACTS_BATCH or (exhausted and not sims and not ingests)):
+                if no_facts and (no_facts_sims >= FACTS_BATCH or (left <= FACTS_TAIL and not tail_sent)
+                                 or (exhausted and not sims and not ingests)):
+                    tail_sent = left <= FACTS_TAIL
                     for i in range(0, len(no_facts), FACTS_CHUNK):     # a resumed sweep's may be many
                         facts.add(ingest_pool.submit(_store_facts, store, no_facts[i:i + FACTS_CHUNK]))
-                    no_facts = []
+                    no_facts, no_facts_sims = [], 0
                 if not sims and not ingests and not facts:
                     break
-                finished, _ = wait(sims | set(ingests) | facts, return_when=FIRST_COMPLETED)
+                finished, _ = wait(set(sims) | set(ingests) | facts, return_when=FIRST_COMPLETED)
                 for fut in finished:
                     if fut in facts:
                         facts.discard(fut)
                         fut.result()
                         continue
                     if fut in sims:
-                        sims.discard(fut)
+                        del sims[fut]
                         out = fut.result()
                         if isinstance(out, _Staged):
                             ingests[ingest_pool.submit(_ingest_staged, out, keep_traces, False)] = out
@@ -362,12 +401,17 @@ def run_sims(
                         ingests.pop(fut)
                         r = fut.result()
                         no_facts.extend(r.facts_pending)
+                        no_facts_sims += bool(r.facts_pending)
+                    left -= 1
                     results.append(r)
                     if on_result:
                         on_result(r)
         except BaseException:
-            for f in sims | facts:
+            for f in facts:
                 f.cancel()
+            for f, work in sims.items():
+                if f.cancel():                  # never started: its staging directory goes now
+                    store.discard(work)
             for f, st in ingests.items():
                 if f.cancel():                  # never started: its traces go now
                     st.store.discard(st.work)
@@ -381,6 +425,7 @@ def experiment_comparison(con, name: str, seeds: list[int] | None = None, quick:
     metrics, flow filters), over the packet-trace runs of exactly its simulations (by sim_id,
     so other runs of the same scenario in the store are left out). Returns compare.Comparison."""
     from ..compare import Filter, compare
+    from ..parsers import PACKET_KINDS_SQL
 
     specs = plan_experiment(name, seeds, quick)
     exp = EXPERIMENTS[name]
