@@ -25,9 +25,9 @@
  *
  * parse_wireless(data: bytes, first_line_no: int) -> None | (events, movements, energy, logs, dicts)
  *   each table: (n_rows, buffers, validity) with one buffer per column of its schema in
- *               wireless.py, in order (little-endian values; dictionary columns as int32
- *               codes; a string column as its n + 1 int32 offsets, its characters being the
- *               last buffer) and a validity bitmap (Arrow layout) per column or None (no
+ *               wireless.py, in order (little-endian values; dictionary columns as codes
+ *               0..63, read as uint32; a string column as its n + 1 int64 offsets, its
+ *               characters being the last buffer: Arrow's large_string) and a validity bitmap (Arrow layout) per column or None (no
  *               NULLs); movements have no NULLs and no validity
  *   dicts:      the values of the codes of events' fmt, event, layer, reason, ptype and of
  *               logs' tag (lists of str, code order)
@@ -45,8 +45,8 @@ enum {
     EV_MAC_DUR, EV_MAC_DST, EV_MAC_SRC, EV_MAC_TYPE, EV_SRC_NODE, EV_SRC_PORT, EV_DST_NODE, EV_DST_PORT,
     EV_TTL, EV_NEXT_HOP, EV_FID, EV_SEQ, EV_TCP_ACK, EV_N_FORWARDS, EV_X, EV_Y, EV_Z, EV_DETAIL, N_EV
 };
-/* bytes per value (the dictionary columns: int32 codes; detail: its int32 offsets) */
-static const int EV_WIDTH[N_EV] = {8, 4, 4, 8, 4, 4, 4, 8, 4, 4, 8, 8, 8, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 4, 8, 8, 8, 4};
+/* bytes per value (the dictionary columns: uint32 codes; detail: its int64 offsets) */
+static const int EV_WIDTH[N_EV] = {8, 4, 4, 8, 4, 4, 4, 8, 4, 4, 8, 8, 8, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 4, 8, 8, 8, 8};
 /* the columns without NULLs */
 static const int EV_NOTNULL[N_EV] = {[EV_LINE_NO] = 1, [EV_FMT] = 1, [EV_EVENT] = 1, [EV_TIME] = 1, [EV_NODE] = 1,
                                      [EV_LAYER] = 1};
@@ -55,7 +55,7 @@ static const int MV_WIDTH[N_MV] = {8, 8, 4, 8, 8, 8, 8, 8, 8};
 enum { EN_LINE_NO, EN_TIME, EN_NODE, EN_ENERGY, EN_IDLE, EN_SLEEP, EN_TX, EN_RX, N_EN };
 static const int EN_WIDTH[N_EN] = {8, 8, 4, 8, 8, 8, 8, 8};
 enum { LG_LINE_NO, LG_TAG, LG_TIME, LG_NODE, LG_TEXT, N_LG };
-static const int LG_WIDTH[N_LG] = {8, 4, 8, 4, 4};
+static const int LG_WIDTH[N_LG] = {8, 4, 8, 4, 8};
 enum { D_FMT, D_EVENT, D_LAYER, D_REASON, D_PTYPE, D_TAG, N_DICTS };
 
 #define MAX_DICT 64
@@ -355,7 +355,7 @@ typedef struct {
     char *col[N_EV];
     uint8_t *valid[N_EV];
     char *detail; /* the detail column's characters */
-    int32_t detail_len;
+    int64_t detail_len;
     char *mv[N_MV];
     Py_ssize_t mv_cap;
     /* energy rows: N_EN columns of en_cap rows each and the validity of the last four (the
@@ -367,7 +367,7 @@ typedef struct {
      * characters of text; one block */
     char *lg, *lg_col[N_LG], *lg_text;
     uint8_t *lg_valid[N_LG];
-    int32_t lg_text_len;
+    int64_t lg_text_len;
     Py_ssize_t lg_cap, n_lg;
     Dict dict[N_DICTS];
 } Out;
@@ -381,7 +381,7 @@ typedef struct {
 #define NULL32(c) (I32(c)[i] = 0)
 
 /* tok[k..n) joined by single spaces (the normalised text) at text + *len; the new *len */
-static inline int32_t put_text(char *text, int32_t *len, const Tok *tok, int k, int n) {
+static inline int64_t put_text(char *text, int64_t *len, const Tok *tok, int k, int n) {
     char *d = text + *len;
     for (int j = k; j < n; j++) {
         if (j > k)
@@ -389,13 +389,13 @@ static inline int32_t put_text(char *text, int32_t *len, const Tok *tok, int k, 
         memcpy(d, tok[j].s, tok[j].e - tok[j].s);
         d += tok[j].e - tok[j].s;
     }
-    *len = (int32_t)(d - text);
+    *len = (int64_t)(d - text);
     return *len;
 }
 
 /* tok[k..n) as row i's detail */
 static inline void put_detail(Out *o, Py_ssize_t i, const Tok *tok, int k, int n) {
-    I32(EV_DETAIL)[i + 1] = put_text(o->detail, &o->detail_len, tok, k, n);
+    I64(EV_DETAIL)[i + 1] = put_text(o->detail, &o->detail_len, tok, k, n);
     SETV(EV_DETAIL);
 }
 
@@ -766,7 +766,7 @@ static int log_line(Out *o, const Tok *tok, int n, int64_t line_no) {
         o->lg_valid[LG_NODE][k >> 3] |= (uint8_t)(1u << (k & 7));
         t = 3;
     }
-    int32_t *off = (int32_t *)o->lg_col[LG_TEXT];
+    int64_t *off = (int64_t *)o->lg_col[LG_TEXT];
     off[k + 1] = o->lg_text_len;
     if (n > t) {
         off[k + 1] = put_text(o->lg_text, &o->lg_text_len, tok, t, n);
@@ -783,7 +783,7 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
     Py_ssize_t i = 0, j = 0;
     int64_t line_no = first_line_no;
     Tok tok[MAX_TOK];
-    I32(EV_DETAIL)[0] = 0;
+    I64(EV_DETAIL)[0] = 0;
     while (p < end) {
         /* the tokens: printable ASCII, separated by runs of blanks, none before the first;
          * the line ends at "\n" or "\r\n" (the chunk ends with "\n": a sentinel) */
@@ -825,7 +825,7 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
                 return -1;
         } else if (c == 's' || c == 'r' || c == 'f' || c == 'd' || c == 'D') {
             I64(EV_LINE_NO)[i] = line_no;
-            I32(EV_DETAIL)[i + 1] = o->detail_len; /* NULL unless put_detail sets it */
+            I64(EV_DETAIL)[i + 1] = o->detail_len; /* NULL unless put_detail sets it */
             int is_new = tok_is(tok[1], "-t");
             if (put_dict(o, D_FMT, EV_FMT, i, is_new ? "new" : "old", 3) < 0)
                 return -1;
