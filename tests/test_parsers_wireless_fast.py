@@ -403,3 +403,17 @@ def test_pure_python_switch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "TRACEKIT_PURE_PYTHON": "1"}).stdout.strip()
     assert out == "True"
+
+
+def test_fast_ingest_imports_no_polars(tmp_path):
+    """A trace the fast path reads whole (and a '#' header) is ingested without importing
+    polars (0.1-0.2 s of CPU at start-up): only the polars parser needs it."""
+    trace = tmp_path / "t.tr"
+    in_order = sorted(BASES, key=lambda line: float(line.split()[2 if line.split()[1] == "-t" else 1]))
+    trace.write_text("# tracekit-meta {}\n" + "\n".join(in_order) + "\n")
+    code = ("import sys\nfrom tracekit.ingest import ingest_file\nfrom tracekit.store import Store\n"
+            f"ingest_file(Store({str(tmp_path / 's')!r}, create=True), {str(trace)!r})\n"
+            "print('polars' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "TRACEKIT_PURE_PYTHON"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout.split()
+    assert out[-1] == "False"
