@@ -14,10 +14,13 @@ trace in the page cache:
   ingest, no facts     `tracekit ingest` with the stored facts (tracekit.materialise) skipped:
                        read, parse on two threads, write the Parquet parts, commit
   ingest               `tracekit ingest` into a fresh store
-  ingest (before)      with --before: `tracekit ingest` run by another installation's python
-                       (e.g. /work/main/.venv/bin/python: the code before this change)
+  +parse (before)      with --before: +parse run by another installation's python (e.g.
+                       /work/main/.venv/bin/python: the code before this change)
+  ingest (before)      with --before: `tracekit ingest` run by that python
 Prints wall (median), CPU (user+sys, median), peak RSS, and the ratio to gawk's wall, both
-of medians and the median of the per-repetition ratios (steadier on a busy machine).
+of medians and the median of the per-repetition ratios (steadier on a busy machine); then
+the parse's own CPU (+parse less read+sha256, each repetition's difference, median), and
+with --before the same for the other installation.
 """
 from __future__ import annotations
 
@@ -72,6 +75,7 @@ def bench(trace: Path, reps: int, before: str | None) -> None:
         "ingest": [PY, "-m", "tracekit", "ingest", trace, "--data"],
     }
     if before:
+        cases["+parse (before)"] = [before, "-c", READ, trace, "1"]
         cases["ingest (before)"] = [before, "-m", "tracekit", "ingest", trace, "--data"]
     got: dict[str, list] = {k: [] for k in cases}
     load = []
@@ -98,6 +102,11 @@ def bench(trace: Path, reps: int, before: str | None) -> None:
         m = max(r.rss_mb for r in rows)
         paired = statistics.median(r.wall_s / a.wall_s for r, a in zip(rows, got["gawk"]))
         print(f"{name:<18} {w:7.2f} {w / g:7.2f} {paired:7.2f} {c:7.2f} {m:8.0f}   {' / '.join(f'{r.wall_s:.2f}' for r in rows)}")
+    for case in ("+parse", "+parse (before)"):
+        if case in got:
+            cpu = [p.cpu_s - r.cpu_s for p, r in zip(got[case], got["read+sha256"])]
+            print(f"parse CPU ({case} less read+sha256): {statistics.median(cpu):.2f} s "
+                  f"({' / '.join(f'{x:.2f}' for x in cpu)})")
 
 
 def main() -> None:

@@ -191,3 +191,5 @@ def test_count_lines_is_bytes_count():
             data = bytes(rng.choice(b"\n \x00\xff\x8a+") for _ in range(n))
             assert _wiredc.count_lines(data) == data.count(b"\n"), data
     assert _wiredc.count_lines(memoryview(b"a\nb\n")[1:]) == 2
+    for n in (255 * 16 - 1, 255 * 16, 255 * 16 + 17, (1 << 16) + 5):     # every byte a newline: the counters' limit
+        assert _wiredc.count_lines(b"\n" * n) == n

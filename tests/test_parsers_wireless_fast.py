@@ -22,8 +22,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from tracekit.errors import TracekitError
-from tracekit.ingest import _pl_schema, ingest_file
-from tracekit.parsers import ParsedChunk, parse_text, wireless
+from tracekit.ingest import _conform, _pl_schema, _stored_schema, ingest_file
+from tracekit.parsers import ParsedChunk, as_polars, parse_text, wireless
 from tracekit.sources import TraceSource
 from tracekit.store import Store
 
@@ -39,22 +39,38 @@ def _parse(data: bytes, first: int, fast: bool, monkeypatch) -> ParsedChunk:
         return wireless.WirelessParser().parse_chunk(data, first)
 
 
-def _stored(frame: pl.DataFrame, table: str) -> pl.DataFrame:
+def _stored(frame: pl.DataFrame | pa.Table, table: str) -> pl.DataFrame:
     """The frame as ingest stores it, categoricals as text (their codes may differ)."""
     schema = _pl_schema(table)
-    return frame.cast(schema).select(list(schema)).with_columns(pl.col(pl.Categorical).cast(pl.String))  # type: ignore[arg-type]
+    return as_polars(frame).cast(schema).select(list(schema)).with_columns(pl.col(pl.Categorical).cast(pl.String))  # type: ignore[arg-type]
+
+
+def _decoded(t: pa.Table) -> pa.Table:
+    """`t` with its dictionary columns as plain strings (the codes may differ, the values not)."""
+    return pa.Table.from_arrays([c.cast(pa.large_string()) if pa.types.is_dictionary(c.type) else c for c in t.columns],
+                                names=t.column_names)
 
 
 def _assert_same(data: bytes, first: int, monkeypatch) -> bool:
     """Fast and pure parse of one chunk agree; True if the fast path took the chunk."""
     took = _wirelessc.parse_wireless(data, first) is not None
     a, b = _parse(data, first, True, monkeypatch), _parse(data, first, False, monkeypatch)
-    assert a.tables.keys() == b.tables.keys()
-    for name in a.tables:
-        assert a.tables[name].schema == b.tables[name].schema, name
-        assert_frame_equal(_stored(a.tables[name], name), _stored(b.tables[name], name))
+    _same_tables(a, b, took)
     assert (a.bad_offsets, a.bad_count, a.comments) == (b.bad_offsets, b.bad_count, b.comments)
     return took
+
+
+def _same_tables(a: ParsedChunk, b: ParsedChunk, took: bool) -> None:
+    assert a.tables.keys() == b.tables.keys()
+    for name in a.tables:
+        assert as_polars(a.tables[name]).schema == as_polars(b.tables[name]).schema, name
+        assert_frame_equal(_stored(a.tables[name], name), _stored(b.tables[name], name))
+        # and as the Parquet writer gets them (tracekit.ingest._conform), dictionaries as text
+        got, want = (_conform(x.tables[name], name) for x in (a, b))
+        assert got.schema == want.schema == _stored_schema(name), name
+        assert _decoded(got).equals(_decoded(want)), name
+        if took:       # the fast path's tables are of the stored types: no cast on the way to the writer
+            assert isinstance(a.tables[name], pa.Table) and a.tables[name].schema.types == _stored_schema(name).types, name
 
 
 def _fast_reads(lines: list[bytes]) -> bool:
@@ -129,9 +145,10 @@ def test_real_traces_have_what_the_comparison_needs(wl_traces, wild_traces, monk
     for path in [*wl_traces.values(), wild_traces["wl_mdart"]]:
         # (wl_mdart is one small chunk with a `v` line at the top)
         for chunk in TraceSource.open(path).chunks(4096 if path.stem == "wl_mdart" else 1 << 16):
-            tables = wireless.parse_fast(chunk.data, chunk.first_line_no)
-            if tables is None:
+            fast = wireless.parse_fast(chunk.data, chunk.first_line_no)
+            if fast is None:
                 continue
+            tables = {k: as_polars(v) for k, v in fast.items()}
             ev = tables.get("wireless_events")
             if ev is not None:
                 for c in seen:
@@ -285,6 +302,37 @@ def test_declined_lines_among_good_ones(monkeypatch):
                         assert_frame_equal(got[k], pure[k])
 
 
+def test_leading_comment_lines(monkeypatch):
+    """A chunk that starts with '#' lines (a scenario trace's tracekit-meta header; a short
+    trace is that one chunk) has them as comments and the lines after them read by the fast
+    path, as the polars parser reads the whole chunk; a '#' line further down sends the chunk
+    to the polars parser."""
+    head = '# tracekit-meta {"scenario": "manet", "seed": 1}\n#\n'
+    data = (head + "\n".join(BASES) + "\n").encode()
+    calls: list[bool] = []
+    real = wireless.parse_fast
+
+    def spy(d, first):
+        got = real(d, first)
+        calls.append(got is not None)
+        return got
+
+    monkeypatch.setattr(wireless, "parse_fast", spy)
+    a = _parse(data, 10, True, monkeypatch)
+    assert calls == [False, True]          # the whole chunk declined, the lines after the header taken
+    b = _parse(data, 10, False, monkeypatch)
+    _same_tables(a, b, True)
+    assert a.comments == b.comments == [(10, '# tracekit-meta {"scenario": "manet", "seed": 1}'), (11, "#")]
+    assert a.tables["wireless_events"]["line_no"][0].as_py() == 12
+    assert (a.bad_offsets, a.bad_count) == (b.bad_offsets, b.bad_count) == ([], 0)
+    calls.clear()
+    lines = data.decode().split("\n")
+    later = ("\n".join(lines[:5] + ["# later"] + lines[5:])).encode()
+    a = _parse(later, 1, True, monkeypatch)
+    assert calls == [False, False]         # the polars parser has the chunk
+    _same_tables(a, _parse(later, 1, False, monkeypatch), False)
+
+
 def test_random_numbers_read_alike(monkeypatch):
     """Times and positions printed every way (%.9f as ns-2 does, %.17g, repr, %g, %e), and
     integers near the type limits: the fast path reads each like polars, or declines."""
@@ -355,3 +403,17 @@ def test_pure_python_switch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "TRACEKIT_PURE_PYTHON": "1"}).stdout.strip()
     assert out == "True"
+
+
+def test_fast_ingest_imports_no_polars(tmp_path):
+    """A trace the fast path reads whole (and a '#' header) is ingested without importing
+    polars (0.1-0.2 s of CPU at start-up): only the polars parser needs it."""
+    trace = tmp_path / "t.tr"
+    in_order = sorted(BASES, key=lambda line: float(line.split()[2 if line.split()[1] == "-t" else 1]))
+    trace.write_text("# tracekit-meta {}\n" + "\n".join(in_order) + "\n")
+    code = ("import sys\nfrom tracekit.ingest import ingest_file\nfrom tracekit.store import Store\n"
+            f"ingest_file(Store({str(tmp_path / 's')!r}, create=True), {str(trace)!r})\n"
+            "print('polars' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "TRACEKIT_PURE_PYTHON"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout.split()
+    assert out[-1] == "False"

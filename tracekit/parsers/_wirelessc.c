@@ -25,10 +25,11 @@
  *
  * parse_wireless(data: bytes, first_line_no: int) -> None | (events, movements, energy, logs, dicts)
  *   each table: (n_rows, buffers, validity) with one buffer per column of its schema in
- *               wireless.py, in order (little-endian values; dictionary columns as int32
- *               codes; a string column as its n + 1 int32 offsets, its characters being the
- *               last buffer) and a validity bitmap (Arrow layout) per column or None (no
- *               NULLs); movements have no NULLs and no validity
+ *               wireless.py, in order (little-endian values; dictionary columns as codes
+ *               0..63, read as uint32; a string column as its n + 1 int64 offsets, its
+ *               characters being the last buffer: Arrow's large_string) and a validity
+ *               bitmap (Arrow layout) per column or None (no NULLs); movements have no
+ *               NULLs and no validity
  *   dicts:      the values of the codes of events' fmt, event, layer, reason, ptype and of
  *               logs' tag (lists of str, code order)
  */
@@ -45,8 +46,8 @@ enum {
     EV_MAC_DUR, EV_MAC_DST, EV_MAC_SRC, EV_MAC_TYPE, EV_SRC_NODE, EV_SRC_PORT, EV_DST_NODE, EV_DST_PORT,
     EV_TTL, EV_NEXT_HOP, EV_FID, EV_SEQ, EV_TCP_ACK, EV_N_FORWARDS, EV_X, EV_Y, EV_Z, EV_DETAIL, N_EV
 };
-/* bytes per value (the dictionary columns: int32 codes; detail: its int32 offsets) */
-static const int EV_WIDTH[N_EV] = {8, 4, 4, 8, 4, 4, 4, 8, 4, 4, 8, 8, 8, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 4, 8, 8, 8, 4};
+/* bytes per value (the dictionary columns: uint32 codes; detail: its int64 offsets) */
+static const int EV_WIDTH[N_EV] = {8, 4, 4, 8, 4, 4, 4, 8, 4, 4, 8, 8, 8, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 4, 8, 8, 8, 8};
 /* the columns without NULLs */
 static const int EV_NOTNULL[N_EV] = {[EV_LINE_NO] = 1, [EV_FMT] = 1, [EV_EVENT] = 1, [EV_TIME] = 1, [EV_NODE] = 1,
                                      [EV_LAYER] = 1};
@@ -55,8 +56,18 @@ static const int MV_WIDTH[N_MV] = {8, 8, 4, 8, 8, 8, 8, 8, 8};
 enum { EN_LINE_NO, EN_TIME, EN_NODE, EN_ENERGY, EN_IDLE, EN_SLEEP, EN_TX, EN_RX, N_EN };
 static const int EN_WIDTH[N_EN] = {8, 8, 4, 8, 8, 8, 8, 8};
 enum { LG_LINE_NO, LG_TAG, LG_TIME, LG_NODE, LG_TEXT, N_LG };
-static const int LG_WIDTH[N_LG] = {8, 4, 8, 4, 4};
+static const int LG_WIDTH[N_LG] = {8, 4, 8, 4, 8};
 enum { D_FMT, D_EVENT, D_LAYER, D_REASON, D_PTYPE, D_TAG, N_DICTS };
+
+/* the small helpers inlined where they are called (gcc -O2 left the number conversions out
+ * of line: a call per field) */
+#if defined(__GNUC__)
+#define INLINE inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
+#else
+#define INLINE inline
+#define NOINLINE
+#endif
 
 #define MAX_DICT 64
 #define MAX_TOK 160
@@ -74,12 +85,9 @@ typedef struct {
 
 static locale_t c_locale;
 
-/* byte classes of the tokenizer */
-enum { C_OTHER, C_WORD, C_BLANK };
-static unsigned char CLS[256];
 
 /* a == b over len bytes (short strings: inline, not a call to memcmp) */
-static inline int same(const char *a, const char *b, Py_ssize_t len) {
+static INLINE int same(const char *a, const char *b, Py_ssize_t len) {
     for (Py_ssize_t k = 0; k < len; k++)
         if (a[k] != b[k])
             return 0;
@@ -87,7 +95,7 @@ static inline int same(const char *a, const char *b, Py_ssize_t len) {
 }
 
 /* the code of string s[0:len] in d, adding it; -1 when d is full */
-static inline int dict_code(Dict *d, const char *s, Py_ssize_t len) {
+static INLINE int dict_code(Dict *d, const char *s, Py_ssize_t len) {
     if (d->n && d->len[d->last] == len && same(d->s[d->last], s, len))
         return d->last;
     for (int i = 0; i < d->n; i++) {
@@ -104,13 +112,12 @@ static inline int dict_code(Dict *d, const char *s, Py_ssize_t len) {
     return d->n++;
 }
 
-static inline int tok_is(Tok t, const char *lit) {
-    size_t n = strlen(lit);
-    return (size_t)(t.e - t.s) == n && same(t.s, lit, (Py_ssize_t)n);
-}
+/* token t is lit, a string literal or a char array (never a pointer): its length is known
+ * at compile time (no strlen) */
+#define tok_is(t, lit) ((t).e - (t).s == (Py_ssize_t)sizeof(lit) - 1 && same((t).s, lit, sizeof(lit) - 1))
 
 /* -?\d+ (the polars parser's INTF): whether [s, e) is one */
-static inline int loose_int(const char *s, const char *e) {
+static INLINE int loose_int(const char *s, const char *e) {
     if (s < e && *s == '-')
         s++;
     if (s >= e)
@@ -122,7 +129,7 @@ static inline int loose_int(const char *s, const char *e) {
 }
 
 /* [s, e) as a plain decimal integer: -?D+ without a leading zero (nor "-0"), within [lo, hi] */
-static inline int span_int(const char *s, const char *e, int64_t lo, int64_t hi, int64_t *out) {
+static INLINE int span_int(const char *s, const char *e, int64_t lo, int64_t hi, int64_t *out) {
     int neg = 0;
     if (s < e && *s == '-') {
         neg = 1;
@@ -154,7 +161,7 @@ static inline int span_int(const char *s, const char *e, int64_t lo, int64_t hi,
     return 0;
 }
 
-static inline int span_i32(const char *s, const char *e, int32_t *out) {
+static INLINE int span_i32(const char *s, const char *e, int32_t *out) {
     int64_t v;
     if (span_int(s, e, INT32_MIN, INT32_MAX, &v) < 0)
         return -1;
@@ -162,12 +169,12 @@ static inline int span_i32(const char *s, const char *e, int32_t *out) {
     return 0;
 }
 
-static inline int span_i64(const char *s, const char *e, int64_t *out) {
+static INLINE int span_i64(const char *s, const char *e, int64_t *out) {
     return span_int(s, e, INT64_MIN, INT64_MAX, out);
 }
 
 /* lower-case hex without a leading zero (but "0"), up to 8 digits, at most hi */
-static inline int span_hex(const char *s, const char *e, int64_t hi, int64_t *out) {
+static INLINE int span_hex(const char *s, const char *e, int64_t hi, int64_t *out) {
     Py_ssize_t nd = e - s;
     if (nd <= 0 || nd > 8 || (*s == '0' && nd > 1))
         return -1;
@@ -190,10 +197,23 @@ static inline int span_hex(const char *s, const char *e, int64_t hi, int64_t *ou
 static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* [s, e) by strtod in the C locale (the rare number span_f64 cannot convert exactly); kept
+ * out of line, so that span_f64 is inlined where it is called */
+static NOINLINE int strtod_span(const char *s, const char *e, double *v) {
+    char buf[64];
+    Py_ssize_t len = e - s;
+    if (len >= (Py_ssize_t)sizeof buf)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    *v = strtod_l(buf, NULL, c_locale);
+    return 0;
+}
+
 /* [s, e) as -?D+(.D+)?([eE][-+]?D{1,5})? without a leading zero before another digit;
  * finite; correctly rounded (exact fast path when the digits fit 2^53 and the power of ten
  * is exact, else strtod_l) */
-static inline int span_f64(const char *s, const char *e, double *out) {
+static INLINE int span_f64(const char *s, const char *e, double *out) {
     const char *p = s;
     int neg = 0;
     if (p < e && *p == '-') {
@@ -252,14 +272,8 @@ static inline int span_f64(const char *s, const char *e, double *out) {
         v = k < 0 ? v / POW10[-k] : v * POW10[k];
         if (neg)
             v = -v;
-    } else {
-        char buf[64];
-        Py_ssize_t len = e - s;
-        if (len >= (Py_ssize_t)sizeof buf)
-            return -1;
-        memcpy(buf, s, len);
-        buf[len] = 0;
-        v = strtod_l(buf, NULL, c_locale);
+    } else if (strtod_span(s, e, &v) < 0) {
+        return -1;
     }
     if (!isfinite(v))
         return -1;
@@ -268,7 +282,7 @@ static inline int span_f64(const char *s, const char *e, double *out) {
 }
 
 /* `node.port` (new format -Is/-Id): both plain int32 */
-static inline int span_addr(const char *s, const char *e, int32_t *node, int32_t *port) {
+static INLINE int span_addr(const char *s, const char *e, int32_t *node, int32_t *port) {
     const char *dot = s;
     while (dot < e && *dot != '.')
         dot++;
@@ -280,7 +294,7 @@ static inline int span_addr(const char *s, const char *e, int32_t *node, int32_t
 }
 
 /* -?\d+:-?\d+ (old format [src:port dst:port ...]), loosely; *colon set */
-static inline int loose_pair(const char *s, const char *e, const char **colon) {
+static INLINE int loose_pair(const char *s, const char *e, const char **colon) {
     const char *c = s;
     while (c < e && *c != ':')
         c++;
@@ -296,58 +310,26 @@ enum {
     K_II, K_IV, K_PN, K_PS, K_PA, K_PI, K_PF, K_P, N_KEYS
 };
 
+/* the key of a three-byte token `-XY`: KEY3[X][Y] (-1: none), filled at import from
+ * KEYS3 (a table look-up, not a switch: its indirect jump mispredicts on every other token) */
+static signed char KEY3[128][128];
+static const struct {
+    const char *name;
+    int key;
+} KEYS3[] = {{"Ni", K_NI}, {"Nl", K_NL}, {"Nw", K_NW}, {"Nx", K_NX}, {"Ny", K_NY}, {"Nz", K_NZ}, {"Ne", K_NE},
+             {"Hd", K_HD}, {"Ma", K_MA}, {"Md", K_MD}, {"Ms", K_MS}, {"Mt", K_MT}, {"Is", K_IS}, {"Id", K_ID},
+             {"It", K_IT}, {"Il", K_IL}, {"If", K_IF}, {"Ii", K_II}, {"Iv", K_IV}, {"Pn", K_PN}, {"Ps", K_PS},
+             {"Pa", K_PA}, {"Pi", K_PI}, {"Pf", K_PF}};
+
 static inline int key_of(Tok t) {
     Py_ssize_t n = t.e - t.s;
-    const char *s = t.s;
+    const unsigned char *s = (const unsigned char *)t.s;
     if (s[0] != '-')
         return -1;
+    if (n == 3)
+        return KEY3[s[1] & 127][s[2] & 127]; /* a token's bytes are below 127 */
     if (n == 2)
         return s[1] == 't' ? K_T : s[1] == 'P' ? K_P : -1;
-    if (n != 3)
-        return -1;
-    switch (s[1]) {
-    case 'N':
-        switch (s[2]) {
-        case 'i': return K_NI;
-        case 'l': return K_NL;
-        case 'w': return K_NW;
-        case 'x': return K_NX;
-        case 'y': return K_NY;
-        case 'z': return K_NZ;
-        case 'e': return K_NE;
-        }
-        return -1;
-    case 'H':
-        return s[2] == 'd' ? K_HD : -1;
-    case 'M':
-        switch (s[2]) {
-        case 'a': return K_MA;
-        case 'd': return K_MD;
-        case 's': return K_MS;
-        case 't': return K_MT;
-        }
-        return -1;
-    case 'I':
-        switch (s[2]) {
-        case 's': return K_IS;
-        case 'd': return K_ID;
-        case 't': return K_IT;
-        case 'l': return K_IL;
-        case 'f': return K_IF;
-        case 'i': return K_II;
-        case 'v': return K_IV;
-        }
-        return -1;
-    case 'P':
-        switch (s[2]) {
-        case 'n': return K_PN;
-        case 's': return K_PS;
-        case 'a': return K_PA;
-        case 'i': return K_PI;
-        case 'f': return K_PF;
-        }
-        return -1;
-    }
     return -1;
 }
 
@@ -355,7 +337,7 @@ typedef struct {
     char *col[N_EV];
     uint8_t *valid[N_EV];
     char *detail; /* the detail column's characters */
-    int32_t detail_len;
+    int64_t detail_len;
     char *mv[N_MV];
     Py_ssize_t mv_cap;
     /* energy rows: N_EN columns of en_cap rows each and the validity of the last four (the
@@ -367,7 +349,7 @@ typedef struct {
      * characters of text; one block */
     char *lg, *lg_col[N_LG], *lg_text;
     uint8_t *lg_valid[N_LG];
-    int32_t lg_text_len;
+    int64_t lg_text_len;
     Py_ssize_t lg_cap, n_lg;
     Dict dict[N_DICTS];
 } Out;
@@ -381,21 +363,30 @@ typedef struct {
 #define NULL32(c) (I32(c)[i] = 0)
 
 /* tok[k..n) joined by single spaces (the normalised text) at text + *len; the new *len */
-static inline int32_t put_text(char *text, int32_t *len, const Tok *tok, int k, int n) {
+static INLINE int64_t put_text(char *text, int64_t *len, const Tok *tok, int k, int n) {
     char *d = text + *len;
-    for (int j = k; j < n; j++) {
-        if (j > k)
-            *d++ = ' ';
-        memcpy(d, tok[j].s, tok[j].e - tok[j].s);
-        d += tok[j].e - tok[j].s;
+    /* tokens one space apart, as ns-2 writes them: the text is one span of the line */
+    int plain = 1;
+    for (int j = k + 1; j < n && plain; j++)
+        plain = tok[j].s == tok[j - 1].e + 1 && tok[j - 1].e[0] == ' ';
+    if (plain && n > k) {
+        memcpy(d, tok[k].s, tok[n - 1].e - tok[k].s);
+        d += tok[n - 1].e - tok[k].s;
+    } else {
+        for (int j = k; j < n; j++) {
+            if (j > k)
+                *d++ = ' ';
+            memcpy(d, tok[j].s, tok[j].e - tok[j].s);
+            d += tok[j].e - tok[j].s;
+        }
     }
-    *len = (int32_t)(d - text);
+    *len = (int64_t)(d - text);
     return *len;
 }
 
 /* tok[k..n) as row i's detail */
-static inline void put_detail(Out *o, Py_ssize_t i, const Tok *tok, int k, int n) {
-    I32(EV_DETAIL)[i + 1] = put_text(o->detail, &o->detail_len, tok, k, n);
+static INLINE void put_detail(Out *o, Py_ssize_t i, const Tok *tok, int k, int n) {
+    I64(EV_DETAIL)[i + 1] = put_text(o->detail, &o->detail_len, tok, k, n);
     SETV(EV_DETAIL);
 }
 
@@ -426,7 +417,7 @@ static int add_energy(Out *o, int64_t line_no, double time, int32_t node, const 
     return 0;
 }
 
-static inline int put_dict(Out *o, int dict, int c, Py_ssize_t i, const char *s, Py_ssize_t len) {
+static INLINE int put_dict(Out *o, int dict, int c, Py_ssize_t i, const char *s, Py_ssize_t len) {
     int code = dict_code(&o->dict[dict], s, len);
     if (code < 0)
         return -1;
@@ -438,7 +429,7 @@ static inline int put_dict(Out *o, int dict, int c, Py_ssize_t i, const char *s,
 
 /* `[energy E ei I es S et T er R]` at tok[b..b+10): 0 (e[] set), or -1 */
 static int energy_block(const Tok *tok, int b, int n, double *e) {
-    static const char *names[4] = {"ei", "es", "et", "er"};
+    static const char names[4][3] = {"ei", "es", "et", "er"}; /* arrays: tok_is takes sizeof */
     if (b + 10 > n || !tok_is(tok[b], "[energy") || span_f64(tok[b + 1].s, tok[b + 1].e, &e[0]) < 0)
         return -1;
     for (int k = 0; k < 4; k++) {
@@ -766,7 +757,7 @@ static int log_line(Out *o, const Tok *tok, int n, int64_t line_no) {
         o->lg_valid[LG_NODE][k >> 3] |= (uint8_t)(1u << (k & 7));
         t = 3;
     }
-    int32_t *off = (int32_t *)o->lg_col[LG_TEXT];
+    int64_t *off = (int64_t *)o->lg_col[LG_TEXT];
     off[k + 1] = o->lg_text_len;
     if (n > t) {
         off[k + 1] = put_text(o->lg_text, &o->lg_text_len, tok, t, n);
@@ -776,6 +767,34 @@ static int log_line(Out *o, const Tok *tok, int n, int64_t line_no) {
     return 0;
 }
 
+/* The tokens of the line at p: printable ASCII ('!' .. '~'), separated by runs of blanks
+ * (' ', '\t'), none before the first. Their number (-1: more than MAX_TOK), and in *stop
+ * the first byte after them and the blanks after them, where the line must end ("\r\n" or
+ * "\n"; anything else there, the caller declines). A blank first: no tokens. (A range
+ * test, not a table of byte classes: one load less in the loop's chain. Bitmaps of the
+ * line's bytes made with SSE2, a count of trailing zeros per token, were 3-4 % faster
+ * overall, not worth their code.) */
+static INLINE int tokens(const char *p, Tok *tok, const char **stop) {
+    int n = 0;
+    const char *q = p;
+    for (;;) {
+        const char *s = q;
+        while ((unsigned char)(*q - 33) < 94)
+            q++;
+        if (q == s)
+            break;
+        if (n == MAX_TOK)
+            return -1;
+        tok[n].s = s;
+        tok[n].e = q;
+        n++;
+        while (*q == ' ' || *q == '\t')
+            q++;
+    }
+    *stop = q;
+    return n;
+}
+
 /* 0 on success; -1: not a chunk for the fast path */
 static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, Out *o, Py_ssize_t *n_ev,
                      Py_ssize_t *n_mv) {
@@ -783,26 +802,12 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
     Py_ssize_t i = 0, j = 0;
     int64_t line_no = first_line_no;
     Tok tok[MAX_TOK];
-    I32(EV_DETAIL)[0] = 0;
+    I64(EV_DETAIL)[0] = 0;
     while (p < end) {
-        /* the tokens: printable ASCII, separated by runs of blanks, none before the first;
-         * the line ends at "\n" or "\r\n" (the chunk ends with "\n": a sentinel) */
-        int n = 0;
-        const char *q = p;
-        for (;;) {
-            const char *s = q;
-            while (CLS[(unsigned char)*q] == C_WORD)
-                q++;
-            if (q == s)
-                break;
-            if (n == MAX_TOK)
-                return -1;
-            tok[n].s = s;
-            tok[n].e = q;
-            n++;
-            while (CLS[(unsigned char)*q] == C_BLANK)
-                q++;
-        }
+        const char *q;
+        int n = tokens(p, tok, &q);
+        if (n < 0)
+            return -1;
         if (*q == '\r')
             q++;
         if (*q != '\n')
@@ -825,7 +830,7 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
                 return -1;
         } else if (c == 's' || c == 'r' || c == 'f' || c == 'd' || c == 'D') {
             I64(EV_LINE_NO)[i] = line_no;
-            I32(EV_DETAIL)[i + 1] = o->detail_len; /* NULL unless put_detail sets it */
+            I64(EV_DETAIL)[i + 1] = o->detail_len; /* NULL unless put_detail sets it */
             int is_new = tok_is(tok[1], "-t");
             if (put_dict(o, D_FMT, EV_FMT, i, is_new ? "new" : "old", 3) < 0)
                 return -1;
@@ -1058,9 +1063,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wirelessc",
                                     methods};
 
 PyMODINIT_FUNC PyInit__wirelessc(void) {
-    for (int c = 33; c < 127; c++) /* '!' .. '~' */
-        CLS[c] = C_WORD;
-    CLS[' '] = CLS['\t'] = C_BLANK;
+    memset(KEY3, -1, sizeof KEY3);
+    for (size_t k = 0; k < sizeof KEYS3 / sizeof KEYS3[0]; k++)
+        KEY3[(unsigned char)KEYS3[k].name[0]][(unsigned char)KEYS3[k].name[1]] = (signed char)KEYS3[k].key;
     c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     if (!c_locale)
         return PyErr_NoMemory();

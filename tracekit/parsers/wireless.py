@@ -21,6 +21,7 @@ messages are the same either way (tests/test_parsers_wireless_fast.py).
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import pyarrow as pa
@@ -29,7 +30,7 @@ from ._lazy import polars as pl      # imported on first use (the wired fast pat
 
 from ..errors import clip_repr
 from . import (ANNOTATION_EXPLAINED, arrow_strings, load_fast, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows, comment_lines,
-               is_int, is_num, normalize_ws, register, text_lines_only)
+               is_int, is_num, leading_comments, normalize_ws, register, text_lines_only)
 
 # wireless_events: one row per event line of a wireless (CMU / mobile node) trace, old CMU
 # format and new `-t` format alike (fmt says which); see docs/contract-wireless.md.
@@ -176,30 +177,43 @@ def _cast_events(df: pl.DataFrame) -> pl.DataFrame:
 _fast = load_fast("_wirelessc")     # the compiled fast path (tracekit/parsers/_wirelessc.c), or None
 
 
+def _arrow_type(t: pa.DataType) -> pa.DataType:
+    """The Arrow type _wirelessc's buffers give a column of stored type `t`: the stored
+    parts' own (tracekit.ingest's _stored_schema), so that the table goes to the Parquet
+    writer without a cast: dictionary codes as uint32 indices (they are 0..63), strings
+    with int64 offsets (large_string)."""
+    if pa.types.is_dictionary(t):
+        return pa.dictionary(pa.uint32(), pa.string())
+    return pa.large_string() if t == pa.string() else t
+
+
 def _columns(schema: pa.Schema, n: int, bufs, valid=None, dicts=None) -> pa.Table:
-    """Arrow columns of `schema` over the buffers _wirelessc filled: one buffer per column (a
-    dictionary column: its int32 codes, whose values come next from `dicts`; a string column:
-    its int32 offsets, the characters being the last buffer), a validity bitmap or None."""
+    """Arrow columns of `schema` over the buffers _wirelessc filled, without a copy: one
+    buffer per column (a dictionary column: its uint32 codes, whose values come next from
+    `dicts`; a string column: its int64 offsets, the characters being the last buffer), a
+    validity bitmap or None."""
     arrays = []
     values = iter(dicts or ())
     for k, f in enumerate(schema):
         v = None if valid is None or valid[k] is None else pa.py_buffer(valid[k])
         nulls = -1 if v is not None else 0
-        if pa.types.is_dictionary(f.type):
-            codes = pa.Array.from_buffers(pa.int32(), n, [v, pa.py_buffer(bufs[k])], null_count=nulls)
+        t = _arrow_type(f.type)
+        if pa.types.is_dictionary(t):
+            codes = pa.Array.from_buffers(pa.uint32(), n, [v, pa.py_buffer(bufs[k])], null_count=nulls)
             arrays.append(pa.DictionaryArray.from_arrays(codes, arrow_strings(next(values))))
-        elif f.type == pa.string():
-            arrays.append(pa.Array.from_buffers(f.type, n, [v, pa.py_buffer(bufs[k]), pa.py_buffer(bufs[-1])], null_count=nulls))
+        elif t == pa.large_string():
+            arrays.append(pa.Array.from_buffers(t, n, [v, pa.py_buffer(bufs[k]), pa.py_buffer(bufs[-1])], null_count=nulls))
         else:
-            arrays.append(pa.Array.from_buffers(f.type, n, [v, pa.py_buffer(bufs[k])], null_count=nulls))
+            arrays.append(pa.Array.from_buffers(t, n, [v, pa.py_buffer(bufs[k])], null_count=nulls))
     return pa.Table.from_arrays(arrays, names=schema.names)
 
 
-def parse_fast(data: bytes, first_line_no: int) -> dict[str, pl.DataFrame] | None:
+def parse_fast(data: bytes | memoryview, first_line_no: int) -> dict[str, pa.Table] | None:
     """The tables of a chunk of well-formed lines (old- and new-format events, M, N and DSR's
-    S lines), parsed by the compiled fast path; None when there is none or the chunk has any
-    other line (blank, '#', 'v', a malformed line, an odd number): the polars parser below
-    takes those chunks and explains bad lines."""
+    S lines), parsed by the compiled fast path, as Arrow tables of the stored types (the C
+    buffers wrapped without a copy; no polars frame on the way to the Parquet writer); None
+    when there is none or the chunk has any other line (blank, '#', 'v', a malformed line,
+    an odd number): the polars parser below takes those chunks and explains bad lines."""
     if _fast is None:
         return None
     got = _fast.parse_wireless(data, first_line_no)
@@ -208,19 +222,22 @@ def parse_fast(data: bytes, first_line_no: int) -> dict[str, pl.DataFrame] | Non
     (n_ev, ev_bufs, ev_valid), (n_mv, mv_bufs), (n_en, en_bufs, en_valid), (n_lg, lg_bufs, lg_valid), dicts = got
     tables = {}
     if n_ev:
-        tables["wireless_events"] = pl.from_arrow(_columns(WIRELESS_EVENTS, n_ev, ev_bufs, ev_valid, dicts[:5]))
+        tables["wireless_events"] = _columns(WIRELESS_EVENTS, n_ev, ev_bufs, ev_valid, dicts[:5])
     if n_mv:
-        tables["wireless_movements"] = pl.from_arrow(_columns(WIRELESS_MOVEMENTS, n_mv, mv_bufs))
+        tables["wireless_movements"] = _columns(WIRELESS_MOVEMENTS, n_mv, mv_bufs)
     if n_en:
-        tables["wireless_energy"] = pl.from_arrow(_columns(WIRELESS_ENERGY, n_en, en_bufs, en_valid))
+        tables["wireless_energy"] = _columns(WIRELESS_ENERGY, n_en, en_bufs, en_valid)
     if n_lg:
-        tables["wireless_logs"] = pl.from_arrow(_columns(WIRELESS_LOGS, n_lg, lg_bufs, lg_valid, dicts[5:]))
-    return tables  # type: ignore[return-value]
+        tables["wireless_logs"] = _columns(WIRELESS_LOGS, n_lg, lg_bufs, lg_valid, dicts[5:])
+    return tables
 
 
 class WirelessParser(Parser):
-    def __init__(self) -> None:
-        self._schemas = {
+    @functools.cached_property
+    def _schemas(self) -> dict[str, dict]:
+        """The tables' polars schemas, made on first use: the polars parser's (a trace the C
+        fast path reads whole never imports polars, 0.1-0.2 s of CPU)."""
+        return {
             "wireless_events": _pl_schema(WIRELESS_EVENTS),
             "wireless_movements": _pl_schema(WIRELESS_MOVEMENTS),
             "wireless_energy": _pl_schema(WIRELESS_ENERGY),
@@ -235,7 +252,15 @@ class WirelessParser(Parser):
     def parse_chunk(self, data: bytes, first_line_no: int) -> ParsedChunk:
         fast = parse_fast(data, first_line_no)
         if fast is not None:
-            return ParsedChunk(tables=fast, bad_offsets=[], bad_count=0, comments=[])
+            return ParsedChunk(tables=dict(fast), bad_offsets=[], bad_count=0, comments=[])
+        # a chunk that starts with '#' lines (the tracekit-meta header of a scenario's trace,
+        # the whole of a short one): those are comments, the rest may be fast
+        head, n_head = leading_comments(data)
+        if head and head < len(data):
+            fast = parse_fast(memoryview(data)[head:], first_line_no + n_head)
+            if fast is not None:
+                return ParsedChunk(tables=dict(fast), bad_offsets=[], bad_count=0,
+                                   comments=comment_lines(data[:head], first_line_no))
         raw = text_lines_only(normalize_ws(data))
         df = pl.read_csv(raw, has_header=False, separator="\x1f", quote_char=None,
                          schema={"l": pl.String}, truncate_ragged_lines=True)
