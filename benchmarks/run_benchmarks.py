@@ -389,9 +389,12 @@ specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
 t0 = time.perf_counter()
 res = run_sims(specs, data, jobs=jobs)
 t1 = time.perf_counter()
+spans = [(r.ns_start_unix_s, r.ns_end_unix_s) for r in res if r.status == "done"]
 print(json.dumps({"n": len(res), "failed": sum(r.status == "failed" for r in res),
                   "done": sum(r.status == "done" for r in res), "engine_s": t1 - t0,
-                  "sim_s": sum(r.seconds for r in res), "ns_s": sum(r.ns_seconds for r in res)}))
+                  "sim_s": sum(r.seconds for r in res), "ns_s": sum(r.ns_seconds for r in res),
+                  "first_ns_unix_s": min(a for a, _ in spans), "last_ns_end_unix_s": max(b for _, b in spans),
+                  "returned_unix_s": time.time()}))
 """
 
 
@@ -430,14 +433,20 @@ def run_sweep(jobs: int, scratch: Path, fixed: dict = SWEEP_FIXED) -> dict:
     store = Path(tempfile.mkdtemp(prefix=f"tk-sweep-j{jobs}-", dir=scratch))
     out = scratch / f"sweep-j{jobs}.json"
     try:
+        started = time.time()
         p = timed([PY, "-c", SWEEP_DRIVER, store, str(jobs), json.dumps(SWEEP_GRID),
                    json.dumps(fixed), SWEEP_SCENARIO], stdout=out)
+        ended = time.time()
         r = json.loads(out.read_text())
     finally:
         shutil.rmtree(store, ignore_errors=True)
     if r["failed"] or r["done"] != r["n"]:
         raise Failed(f"sweep -j {jobs}: {r}")
-    r.update(wall=p.wall_s, rss=p.rss_bytes, cpu=p.cpu_s, jobs=jobs)
+    # the timeline (SimResult's ns-2 start and end times): head = process start to the first
+    # ns-2 start, tail = the last ns-2 end to the process end (its ingest, the last stored
+    # facts, the interpreter's exit), of which exit = run_sims returned to process end
+    r.update(wall=p.wall_s, rss=p.rss_bytes, cpu=p.cpu_s, jobs=jobs,
+             head=r["first_ns_unix_s"] - started, tail=ended - r["last_ns_end_unix_s"], exit=ended - r["returned_unix_s"])
     return r
 
 
@@ -1182,8 +1191,14 @@ def compute_targets(res: dict) -> dict:
                               f"one thread), so about {max(tk_cpu * 1000 - mb * rate, 0):.0f} ms of tracekit's "
                               f"{tk_cpu * 1000:.0f} ms is spent per simulation rather than per byte of trace (mostly the stored facts' "
                               "queries, the run records and the commit)")
+            if "head" in j1:
+                limit += (f"; the -j 1 sweep's timeline: {j1['head']:.2f} s from the process start to the first ns-2 "
+                          f"start (the interpreter, the scenario's parameters, the first Tcl script), {j1['tail']:.2f} s "
+                          f"from the last ns-2 end to the process end (its ingest, the last stored facts, then "
+                          f"{j1['exit']:.2f} s of the interpreter's exit): together {100 * (j1['head'] + j1['tail']) / no['1']:.0f} % "
+                          f"of ns-2 alone's -j 1 time, which has a start-up and an exit of its own")
             st = F.get(f"floor:startup:{lab0}")
-            if st:
+            if st and "head" not in j1:       # (results of a sweep before its timeline was recorded)
                 limit += (f"; the process start-up with ingest's imports ({st['wall']:.2f} s, once per sweep) alone is "
                           f"{100 * st['wall'] / no['1']:.0f} % of ns-2 alone's -j 1 time for these "
                           f"{sw['n']} simulations")
@@ -1380,6 +1395,7 @@ def main() -> None:
                     "outside_sim": med([1 - r["ns_s"] / r["sim_s"] for r in rs]),
                     "outside_wall": med([1 - r["ns_s"] / (r["wall"] * int(j)) for r in rs]),
                     "cpu": med([r["cpu"] for r in rs]),
+                    **{k: med([r[k] for r in rs]) for k in ("head", "tail", "exit") if all(k in r for r in rs)},
                     "raw": rs,
                 }
             res["sweep" + suffix] = sw
