@@ -3,7 +3,7 @@ flow_facts_from_events and packet_facts_from_events over a run's staged Parquet 
 the parts), beside its read floor.
 
 Usage: .venv/bin/python benchmarks/bench_facts.py RUN_DIR [--reps 3]
-RUN_DIR: a wired run of a store (runs/run_id=<id>), whose events parts and run.parquet are
+RUN_DIR: a wired or wireless run of a store (runs/run_id=<id>), whose events parts and run.parquet are
 copied to a scratch staging directory. Per repetition (the trace's parts in the page cache):
   facts step   materialise's computation and writing of both parts (what ingest runs)
   read floor   one DuckDB scan of the events columns the facts read (every value decoded,
@@ -32,6 +32,9 @@ from tracekit import materialise
 from tracekit.columns import FACT_TABLES
 from tracekit.sqlfiles import definition_hash, fact_part_name, sql_files
 
+# the events' columns the facts read: wired, and (WL_READ) wireless
+WL_READ = ("line_no", "layer", "event", "time", "node", "ptype", "size", "fid", "src_node", "src_port",
+           "dst_node", "dst_port", "seq", "pkt_id")
 READ = ("line_no", "event", "time", "from_node", "to_node", "ptype", "size", "fid", "src_node", "src_port",
         "dst_node", "dst_port", "seq", "pkt_id", "tcp_hlen")
 
@@ -49,9 +52,11 @@ def main() -> None:
     names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
     with tempfile.TemporaryDirectory(prefix="tk-bench-facts-") as tmp:
         stage = Path(tmp)
-        for p in [*a.run_dir.glob("events-*.parquet"), a.run_dir / "run.parquet"]:
+        wireless = any(a.run_dir.glob("wireless_events-*.parquet"))
+        pattern = "wireless_events-*.parquet" if wireless else "events-*.parquet"
+        for p in [*a.run_dir.glob(pattern), a.run_dir / "run.parquet"]:
             shutil.copy(p, stage / p.name)
-        listed = "[" + ", ".join(f"'{p}'" for p in sorted(stage.glob("events-*.parquet"))) + "]"
+        listed = "[" + ", ".join(f"'{p}'" for p in sorted(stage.glob(pattern))) + "]"
         res: dict[str, list[tuple[float, float]]] = {"facts step": [], "read floor": []}
         res.update({t: [] for t in FACT_TABLES})
         spilled = [0]
@@ -64,7 +69,7 @@ def main() -> None:
                 res["facts step"].append((time.perf_counter() - t0, time.process_time() - c0))
             con = duckdb.connect(config={"threads": materialise.THREADS})
             t0, c0 = time.perf_counter(), time.process_time()
-            con.execute("SELECT " + ", ".join(f"max({c})" for c in READ) + f" FROM read_parquet({listed})").fetchall()
+            con.execute("SELECT " + ", ".join(f"max({c})" for c in (WL_READ if wireless else READ)) + f" FROM read_parquet({listed})").fetchall()
             res["read floor"].append((time.perf_counter() - t0, time.process_time() - c0))
             con.close()
     print(f"{a.reps} repetitions; DuckDB threads {materialise.THREADS}, memory limit "
