@@ -313,3 +313,46 @@ def test_wired_packets_equal_a_group_by_of_the_data_events(runs, tmp_path):
                   plain, "stored")
         finally:
             close(con)
+
+
+def test_a_big_runs_connection_is_made_while_its_trace_is_parsed(runs, tmp_path, monkeypatch):
+    """A trace past ingest.AHEAD_BYTES has its stored facts computed on a connection of its
+    own (past materialise.SMALL_RUN_BYTES) made by connect_ahead on a thread while the trace
+    is parsed; the fact parts are those of the same runs computed without it (the module's
+    store: connection made after the last chunk or kept), and a failed ingest leaves no
+    connection behind. Both thresholds are lowered so that the tests' small traces take that
+    path."""
+    import threading
+
+    from tracekit import ingest, materialise
+
+    monkeypatch.setattr(ingest, "AHEAD_BYTES", 0)
+    monkeypatch.setattr(materialise, "SMALL_RUN_BYTES", 0)
+    made: list[str] = []
+    real = materialise._spilling_connection
+
+    def spy(work, files):
+        made.append(threading.current_thread().name)
+        return real(work, files)
+
+    monkeypatch.setattr(materialise, "_spilling_connection", spy)
+    data, out = runs
+    store = tmp_path / "ahead"
+    for name in ("dumbbell", "lan", "wireless"):
+        run_id, trace = out[name]
+        (res,) = ingest_paths(store, [trace], flow_labels=NAMES if name == "dumbbell" else None)
+        assert res.status == "added" and res.run_id == run_id, res.message
+        for table in FACT_TABLES:
+            mine, theirs = (next(d.glob(f"runs/run_id={run_id}/{table}-*.parquet")) for d in (store, data))
+            assert mine.name == theirs.name
+            diff = duckdb.execute(f"SELECT count(*) FROM ((SELECT * FROM '{mine}' EXCEPT ALL SELECT * FROM '{theirs}') "
+                                  f"UNION ALL (SELECT * FROM '{theirs}' EXCEPT ALL SELECT * FROM '{mine}'))").fetchall()
+            assert diff == [(0,)], (name, table)
+    assert made == ["tracekit-facts-connect"] * 3       # each made ahead, none after the last chunk
+    assert not materialise._AHEAD
+    # an ingest that fails (a bad line) after the connection was started drops it
+    bad = tmp_path / "bad.tr"
+    bad.write_text(out["dumbbell"][1].read_text().replace("\n", "\nthis is not a trace line\n", 1))
+    (res,) = ingest_paths(tmp_path / "bad-store", [bad])
+    assert res.status == "failed" and ":2:" in res.message, res.message
+    assert not materialise._AHEAD
