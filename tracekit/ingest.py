@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .detect import detect_kind
-from .materialise import SMALL_RUN_BYTES, connect_ahead, drop_ahead, materialise_run
+from .materialise import materialise_run
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
 from .parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, get_parser, lines_at
 from .parsers._lazy import polars as pl     # not imported by the wired fast path (0.1 s of start-up)
@@ -567,11 +567,6 @@ def _regular_size(path: Path) -> float:
 
 
 _WARMED: list = []
-# a trace at least this big (on disk) has its stored facts' DuckDB connection made while it
-# is parsed (materialise.connect_ahead): its parts will be past SMALL_RUN_BYTES, so its facts
-# are computed on a connection of its own (a wired trace's parts are ~1/6 of it, a wireless
-# one's 1/10-1/15: a run that turns out small only wastes that connection's making)
-AHEAD_BYTES = 8 * SMALL_RUN_BYTES
 
 
 def _import_ahead() -> None:
@@ -634,8 +629,6 @@ def ingest_file(
         raise
     # a plain file of one chunk is read, parsed and written here, without the threads
     one_chunk = src.compression == "none" and _regular_size(path) <= chunk_bytes
-    if facts and FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts and src.raw_size > AHEAD_BYTES:
-        connect_ahead(staging)      # the stored facts' DuckDB connection, while the trace is parsed
     writers = _Writers(staging, inline=one_chunk)
     keep: _TraceCopy | None = None
     parses = _Parses(parser, inline=one_chunk)
@@ -773,7 +766,6 @@ def ingest_file(
                 keep.close()
             except Exception:
                 pass
-        drop_ahead(staging)
         store.discard(staging)
         if reader_stopped:
             src.close()

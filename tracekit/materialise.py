@@ -90,86 +90,20 @@ def _compute(staging: Path, run_id: str, files, names: dict[str, str]) -> list[P
         return _compute_on(con, staging, run_id, names)
 
 
-def _spilling_connection(work: Path, files) -> _Connection:
-    import duckdb
-
-    spill = work / ".duckdb-spill"
-    return _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)}), files)
-
-
 @contextmanager
 def _spilling(work: Path, files) -> Iterator[_Connection]:
     """A connection of its own with the views defined, that spills beyond MEMORY_LIMIT to a
     directory inside `work` (a staging directory, which its lock keeps from other processes'
-    clean-up), closed and its spill removed at the end: the one connect_ahead made for
-    `work`, if it did for these definitions."""
-    with _AHEAD_GUARD:
-        ahead = _AHEAD.pop(work, None)
-    con = ahead.take(files) if ahead is not None else None
-    if con is None:
-        con = _spilling_connection(work, files)
+    clean-up), closed and its spill removed at the end."""
+    import duckdb
+
+    spill = work / ".duckdb-spill"
+    con = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)}), files)
     try:
         yield con
     finally:
         con.close()
-        shutil.rmtree(work / ".duckdb-spill", ignore_errors=True)
-
-
-class _Ahead:
-    """A big run's spilling connection, its views defined (~0.15 s, most of it waiting on
-    DuckDB, which holds no GIL meanwhile), made on a thread while the run's trace is parsed:
-    otherwise it is made after the last chunk, when nothing else runs."""
-
-    def __init__(self, work: Path) -> None:
-        self.work = work
-        self.files: list = []
-        self.con: _Connection | None = None
-        self.thread = threading.Thread(target=self._make, name="tracekit-facts-connect", daemon=True)
-        self.thread.start()
-
-    def _make(self) -> None:
-        try:
-            self.files = sql_files()
-            self.con = _spilling_connection(self.work, self.files)
-        except Exception:       # made again where it is needed; an error is raised there
-            self.con = None
-
-    def take(self, files) -> _Connection | None:
-        """The connection, if it was made for `files` (the same definitions), else None."""
-        self.thread.join()
-        con, self.con = self.con, None
-        same = len(files) == len(self.files) and all(a is b for a, b in zip(files, self.files))
-        if con is not None and not same:
-            con.close()
-            con = None
-        return con
-
-    def close(self) -> None:
-        self.thread.join()
-        if self.con is not None:
-            self.con.close()
-            self.con = None
-
-
-_AHEAD: dict[Path, _Ahead] = {}
-_AHEAD_GUARD = threading.Lock()
-
-
-def connect_ahead(staging: Path) -> None:
-    """Start making the spilling connection the stored facts of the big run staged in
-    `staging` will be computed on (materialise_run), while its trace is still parsed. The
-    caller calls drop_ahead(staging) when the ingest ends, whatever way it ends."""
-    with _AHEAD_GUARD:
-        if staging not in _AHEAD:
-            _AHEAD[staging] = _Ahead(staging)
-
-
-def drop_ahead(staging: Path) -> None:
-    """Close the connection connect_ahead made for `staging`, if it is still unused."""
-    with _AHEAD_GUARD:
-        ahead = _AHEAD.pop(staging, None)
-    if ahead is not None:
-        ahead.close()
+        shutil.rmtree(spill, ignore_errors=True)
 
 
 def _compute_on(con: _Connection, staging: Path, run_id: str, names: dict[str, str]) -> list[Path]:
