@@ -230,7 +230,10 @@ VIEW_QUERIES = {
 # The limits under ingest (issue 16: "the measured limit that stops it"): the same process
 # doing less. FLOOR_READ imports what ingest imports, reads the trace as ingest does
 # (TraceSource.chunks: read, sha256, split at line ends) and, given a trace kind, parses every
-# chunk on one thread (the C fast path where built); nothing is written.
+# chunk on one thread (the C fast path where built); nothing is written. Given a scratch
+# directory as well, it writes each chunk's tables there as ingest writes its parts
+# (tracekit.ingest._store_part: pyarrow, zstd 1, page CRCs), still on one thread: the floor of
+# producing the stored events (no pipeline, no run record, no commit, no stored facts).
 FLOOR_READ = """
 import sys
 import tracekit.cli, tracekit.ingest
@@ -238,9 +241,24 @@ from tracekit.sources import TraceSource
 from tracekit.parsers import get_parser
 src = TraceSource.open(sys.argv[1])
 p = get_parser(sys.argv[2]) if sys.argv[2] != "-" else None
-for c in src.chunks():
-    if p is not None:
-        p.parse_chunk(c.data, c.first_line_no)
+out = None
+if len(sys.argv) > 3:
+    import tempfile
+    from pathlib import Path
+    from tracekit.ingest import _store_part
+    out = Path(tempfile.mkdtemp(prefix="tk-floor-write-", dir=sys.argv[3]))
+try:
+    for k, c in enumerate(src.chunks()):
+        if p is not None:
+            tables = p.parse_chunk(c.data, c.first_line_no).tables
+            if out is not None:
+                for name, t in tables.items():
+                    if t is not None and len(t):
+                        _store_part(t, name, out / f"{name}-{k:05d}.parquet")
+finally:
+    if out is not None:
+        import shutil
+        shutil.rmtree(out, ignore_errors=True)
 print(src.sha256)
 """
 # `tracekit ingest` with its stored-facts step (tracekit.materialise) left out: the events'
@@ -254,29 +272,6 @@ sys.argv = ["tracekit", "ingest", sys.argv[1], "--data", sys.argv[2]]
 main()
 """
 
-
-# The floor of producing the stored events: FLOOR_READ's work, and each chunk's tables
-# written as ingest writes its parts (tracekit.ingest._store_part: pyarrow, zstd 1, page
-# CRCs), all on one thread; no pipeline, no run record, no commit, no stored facts
-FLOOR_WRITE = """
-import shutil, sys, tempfile
-from pathlib import Path
-import tracekit.cli, tracekit.ingest
-from tracekit.ingest import _store_part
-from tracekit.sources import TraceSource
-from tracekit.parsers import get_parser
-src = TraceSource.open(sys.argv[1])
-p = get_parser(sys.argv[2])
-out = Path(tempfile.mkdtemp(prefix="tk-floor-write-", dir=sys.argv[3]))
-try:
-    for k, c in enumerate(src.chunks()):
-        for name, t in p.parse_chunk(c.data, c.first_line_no).tables.items():
-            if t is not None and len(t):
-                _store_part(t, name, out / f"{name}-{k:05d}.parquet")
-finally:
-    shutil.rmtree(out, ignore_errors=True)
-print(src.sha256)
-"""
 
 # The floor of the stored packet facts: DuckDB (its default threads) reading the stored
 # events' parts of a store's one run and writing one row per packet, grouped once: its first
@@ -325,15 +320,9 @@ def _facts_min_case(kind: str, store_key: str):
     return run
 
 
-def _write_floor_case(kind: str):
+def _floor_case(kind: str, write: bool = False):
     def run(trace: Path, scratch: Path, **_) -> Proc:
-        return timed([PY, "-c", FLOOR_WRITE, trace, kind, scratch])
-    return run
-
-
-def _floor_case(kind: str):
-    def run(trace: Path, **_) -> Proc:
-        return timed([PY, "-c", FLOOR_READ, trace, kind])
+        return timed([PY, "-c", FLOOR_READ, trace, kind, *([scratch] if write else [])])
     return run
 
 
@@ -352,7 +341,7 @@ def floor_cases(lab: str, tr: Path, kind: str) -> list:
             (f"floor:parse:{lab}", f"floor: start-up + read + sha256 + {kind} parse on one thread (nothing written)", tr,
              _floor_case(kind)),
             (f"floor:write:{lab}", f"floor: start-up + read + sha256 + {kind} parse + parts written, on one thread "
-             "(no stored facts, no commit)", tr, _write_floor_case(kind)),
+             "(no stored facts, no commit)", tr, _floor_case(kind, write=True)),
             (f"ingest_nf:{lab}", "`tracekit ingest` without the stored-facts step (fresh store)", tr, case_ingest_no_facts)]
 
 
