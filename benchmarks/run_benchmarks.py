@@ -407,6 +407,85 @@ print(json.dumps({"n": len(specs), "engine_s": time.perf_counter() - t0, "trace_
 """
 
 
+# The least tracekit can spend on one of the sweep's simulations (the -j 2 target's limit):
+# one simulation's three traces (ns-2 run once), n copies each with a comment line of its own
+# on top, in a warm process (imports and first-use work done on one more copy): each trace
+# read, hashed, parsed and its parts written as ingest writes them, on one thread (FLOOR_READ
+# with a scratch directory, per trace; no run record, no commit), then the least per-packet
+# group-by of the stored facts (FACTS_MIN, grouped by part as well) of all n packet traces in
+# one DuckDB query on a connection made before. process_time: every thread's CPU.
+FLOOR_SIM_DRIVER = """
+import json, sys, time
+from pathlib import Path
+import tracekit.ingest
+from tracekit.detect import detect_kind
+from tracekit.experiments.runner import run_scenario_traces
+from tracekit.experiments.sweep import _INGEST_ORDER, make_spec
+from tracekit.ingest import _store_part
+from tracekit.parsers import get_parser
+from tracekit.sources import TraceSource
+import duckdb
+scratch, fixed, scenario, n, query = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+spec = make_spec(scenario, {**fixed, "variant": "Reno", "cbr_rate_mbps": "9"}, 1)
+traces = scratch / "floor-sim-traces"
+run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, traces)
+kinds = {}
+for name in _INGEST_ORDER:
+    with open(traces / name, "rb") as f:
+        kinds[name] = detect_kind(f.read(1 << 16), name)
+copies = []
+for i in range(n + 1):
+    d = scratch / f"floor-sim-{i}"
+    d.mkdir()
+    for name in _INGEST_ORDER:
+        (d / name).write_bytes(b"# bench copy %d\\n" % i + (traces / name).read_bytes())
+    copies.append(d)
+def parse_write(i):
+    for name in _INGEST_ORDER:
+        src = TraceSource.open(copies[i] / name)
+        p = get_parser(kinds[name])
+        out = copies[i] / ("parts-" + name)
+        out.mkdir()
+        for k, c in enumerate(src.chunks()):
+            for t, frame in p.parse_chunk(c.data, c.first_line_no).tables.items():
+                if frame is not None and len(frame):
+                    _store_part(frame, t, out / f"{t}-{k:05d}.parquet")
+        src.sha256
+parse_write(n)
+t, c = time.perf_counter(), time.process_time()
+for i in range(n):
+    parse_write(i)
+pw_wall, pw_cpu = time.perf_counter() - t, time.process_time() - c
+con = duckdb.connect()
+con.execute("SELECT 1").fetchall()
+files = [str(p) for i in range(n) for p in sorted((copies[i] / "parts-packets.tr").glob("events-*.parquet"))]
+assert len(files) == n, files
+t, c = time.perf_counter(), time.process_time()
+con.execute("COPY (" + query + ") TO '" + str(scratch / "floor-sim-facts.parquet") + "' (FORMAT parquet, COMPRESSION zstd)", [files])
+fm_wall, fm_cpu = time.perf_counter() - t, time.process_time() - c
+print(json.dumps({"n": n, "bytes": sum((traces / f).stat().st_size for f in _INGEST_ORDER), "kinds": kinds,
+                  "parse_write_wall": pw_wall / n, "parse_write_cpu": pw_cpu / n,
+                  "facts_min_wall": fm_wall / n, "facts_min_cpu": fm_cpu / n}))
+"""
+# FACTS_MIN's wired group-by over a list of parts, a packet per (part, pkt_id)
+FACTS_MIN_SIMS = (FACTS_MIN["wired"].replace("SELECT pkt_id,", "SELECT filename, pkt_id,")
+                  .replace("FROM read_parquet('{parts}/events-*.parquet')", "FROM read_parquet(?, filename=true)")
+                  .replace("GROUP BY pkt_id", "GROUP BY filename, pkt_id"))
+FLOOR_SIM_COPIES = 24
+
+
+def run_floor_sim(scratch: Path, fixed: dict = SWEEP_FIXED) -> dict:
+    """The least tracekit spends on one of the sweep's simulations (FLOOR_SIM_DRIVER)."""
+    work = Path(tempfile.mkdtemp(prefix="tk-floor-sim-", dir=scratch))
+    out = scratch / "floor-sim.json"
+    try:
+        timed([PY, "-c", FLOOR_SIM_DRIVER, work, json.dumps(fixed), SWEEP_SCENARIO, str(FLOOR_SIM_COPIES),
+               FACTS_MIN_SIMS], stdout=out)
+        return json.loads(out.read_text())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def run_ns_only(jobs: int, scratch: Path, fixed: dict = SWEEP_FIXED) -> dict:
     """The control: the same 40 simulations with ns-2 only (no ingest), `jobs` at a time --
     how far two ns-2 processes scale on this machine at this moment."""
@@ -1180,6 +1259,21 @@ def compute_targets(res: dict) -> dict:
                               f"one thread), so about {max(tk_cpu * 1000 - mb * rate, 0):.0f} ms of tracekit's "
                               f"{tk_cpu * 1000:.0f} ms is spent per simulation rather than per byte of trace (mostly the stored facts' "
                               "queries, the run records and the commit)")
+                fs = res.get("floor_sim" + suffix)
+                if fs:
+                    pw = med([r["parse_write_cpu"] for r in fs])
+                    fm = med([r["facts_min_cpu"] for r in fs])
+                    budget = ns_cpu / 9
+                    limit += (f"; the least tracekit can spend on one of these simulations, measured in the same "
+                              f"repetitions (a warm process, {fs[0]['n']} copies of one simulation's (Reno, CBR 9 Mb/s) "
+                              f"{fs[0]['bytes'] / 1e6:.2f} MB of traces): reading, hashing and parsing its three traces "
+                              f"and writing their parts on one thread {pw * 1000:.1f} ms CPU, + the least per-packet "
+                              f"group-by of its stored facts ({fs[0]['n']} simulations in one DuckDB query) "
+                              f"{fm * 1000:.1f} ms = {(pw + fm) * 1000:.1f} ms, {(pw + fm) / budget:.1f} x the "
+                              f"{budget * 1000:.0f} ms budget: " + (
+                                  "1.8 x cannot be met at this duration with every run stored as Parquet parts of "
+                                  "its own and its facts stored" if pw + fm > budget else
+                                  "within the budget, so this floor does not rule 1.8 x out"))
             if "head" in j1:
                 limit += (f"; the -j 1 sweep's timeline: {j1['head']:.2f} s from the process start to the first ns-2 "
                           f"start (the interpreter, the scenario's parameters, the first Tcl script), {j1['tail']:.2f} s "
@@ -1375,6 +1469,10 @@ def main() -> None:
                     r = run_ns_only(j, scratch, fixed)
                     res.setdefault("ns_only" + suffix, {}).setdefault(str(j), []).append(r)
                     log(f"    {r['wall']:.1f} s")
+                log(f"per-simulation floor{suffix} rep {rep + 1}/{sreps}")
+                r = run_floor_sim(scratch, fixed)
+                res.setdefault("floor_sim" + suffix, []).append(r)
+                log(f"    parse+write {r['parse_write_cpu'] * 1000:.1f} ms, facts {r['facts_min_cpu'] * 1000:.1f} ms CPU")
             sw = {"n": runs["1"][0]["n"], "jobs": {}, "load": res.get("sweep_load" + suffix, []), "fixed": fixed}
             for j, rs in runs.items():
                 wall = med([r["wall"] for r in rs])
