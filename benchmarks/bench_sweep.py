@@ -25,6 +25,8 @@ Outside ns-2 = 1 - (ns-2 alone's wall) / (the sweep's wall), paired per repetiti
 larger-is-worse figure of run_benchmarks.py's target); per sim = (sweep CPU - ns-2 alone CPU) / n.
 The control runs under the first --python: its driver imports tracekit.experiments.sweep too,
 so that import is in its wall; name the tree being measured first.
+Both end as `tracekit` does (run_benchmarks.PROMPT_EXIT: tracekit.exits.exit_promptly, where
+the tracekit has it): no interpreter teardown.
 
 The second table: the target's figure (the larger of 1 - the sweep's own ns-2 time / (wall x
 jobs) and the figure above), and the sweep's timeline: head (process start to the first ns-2
@@ -80,7 +82,7 @@ print(json.dumps({"n": len(res), "done": sum(r.status == "done" for r in res),
 """
 
 # the control: the same simulations with ns-2 alone, as run_benchmarks.py runs it
-from run_benchmarks import NS_ONLY_DRIVER  # noqa: E402
+from run_benchmarks import NS_ONLY_DRIVER, PROMPT_EXIT  # noqa: E402
 
 # one simulation's traces (ns-2 run once), then their ingest, as run_sims does it, n times in
 # a warm process into one store: each copy with a comment line of its own on top (other runs:
@@ -186,7 +188,7 @@ def main() -> None:
         out = scratch / "out.json"
         try:
             started = time.time()
-            p = timed([pythons[name], "-c", SWEEP_DRIVER, store, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO],
+            p = timed([pythons[name], "-c", SWEEP_DRIVER + PROMPT_EXIT, store, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO],
                       stdout=out, env=envs[name])
             ended = time.time()
         finally:

@@ -1083,7 +1083,13 @@ def main() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)     # cleaned up after like Ctrl-C
-    app(prog_name="tracekit")
+    try:
+        app(prog_name="tracekit")       # typer (click's standalone mode) ends by SystemExit
+    except SystemExit as e:
+        from .exits import exit_promptly
+
+        exit_promptly(e.code)
+        raise
 
 
 if __name__ == "__main__":
