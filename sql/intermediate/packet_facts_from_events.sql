@@ -70,19 +70,30 @@ wired AS (
     FROM wired_trips
     GROUP BY run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype
 ),
+wl_agt AS MATERIALIZED (  -- the agent-layer lines, read once for the sends and the receptions
+    -- (DuckDB streams the one scan to both consumers, nothing stored: each column is
+    -- decompressed and decoded once, not once per consumer; a scan apiece cost ~a quarter of
+    -- the statement's CPU on the benchmarks' wireless traces). The `d` lines, at any layer, are
+    -- read apart: with them this scan's filter could no longer be pushed into the Parquet
+    -- reader, and every column of nearly every line would be decoded
+    SELECT run_id, line_no, event, time, node, pkt_id, ptype, size,
+           src_node, src_port, dst_node, dst_port, fid, seq
+    FROM wireless_events
+    WHERE layer = 'AGT'
+),
 wl_sends AS (
     SELECT run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype,
            min(time) AS t_sent,
            arg_min(size, line_no) AS size,
            arg_min(seq, line_no) AS seq
-    FROM wireless_events
-    WHERE layer = 'AGT' AND event = 's' AND is_data_packet(ptype, size, NULL) AND node = src_node
+    FROM wl_agt
+    WHERE event = 's' AND is_data_packet(ptype, size, NULL) AND node = src_node
     GROUP BY run_id, fid, src_node, src_port, dst_node, dst_port, pkt_id, ptype
 ),
 wl_recvs AS (  -- first `r` AGT line of each packet at each node
     SELECT run_id, pkt_id, ptype, node, min(time) AS t_recv, min(line_no) AS recv_line
-    FROM wireless_events
-    WHERE layer = 'AGT' AND event = 'r'
+    FROM wl_agt
+    WHERE event = 'r'
     GROUP BY run_id, pkt_id, ptype, node
 ),
 wl_dropped AS (
