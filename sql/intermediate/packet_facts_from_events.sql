@@ -71,9 +71,9 @@ wired AS (
     GROUP BY run_id, pkt_id, fid, src_node, src_port, dst_node, dst_port, ptype
 ),
 wl_agt AS MATERIALIZED (  -- the agent-layer lines, read once for the sends and the receptions
-    -- (DuckDB streams the one scan to both consumers, nothing stored: each column is
-    -- decompressed and decoded once, not once per consumer; a scan apiece cost ~a quarter of
-    -- the statement's CPU on the benchmarks' wireless traces). The `d` lines, at any layer, are
+    -- (computed once, its rows read by both: each column is decompressed and decoded once,
+    -- not once per consumer, and these lines are ~2 % of a trace's; a scan apiece cost ~a
+    -- quarter of the statement's CPU on the benchmarks' wireless traces). The `d` lines, at any layer, are
     -- read apart: with them this scan's filter could no longer be pushed into the Parquet
     -- reader, and every column of nearly every line would be decoded
     SELECT run_id, line_no, event, time, node, pkt_id, ptype, size,
