@@ -274,8 +274,10 @@ def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True) ->
 
 
 # a sweep stores the facts of this many simulations' packet traces at once (one query per
-# fact table for all of them: on 2 s runs ~50 ms a query plus ~15 ms a simulation)
-FACTS_BATCH = 8
+# fact table for all of them: on 2 s runs ~100 ms a batch plus ~22 ms a simulation, so CPU
+# per simulation 36 ms at 8, 29 at 16, 26 at 24 or 32; not more, so that a full batch sent
+# just before the tail (FACTS_TAIL) is not much longer than the ns-2 runs left to hide it)
+FACTS_BATCH = 16
 # ... and, once this many simulations are left to ingest, of those ingested so far: the
 # facts computed after the last ns-2 ends (which the sweep waits for) are then those of
 # the last few simulations, not of up to FACTS_BATCH
