@@ -126,14 +126,15 @@ def _compute_on(con: _Connection, staging: Path, run_id: str, names: dict[str, s
     return written
 
 
-def materialise_committed(store: Store, runs: list[tuple[str, str]]) -> int:
+def materialise_committed(store: Store, runs: list[tuple[str, str]], staging_within: Path | None = None) -> int:
     """The fact parts of committed runs (run_id, trace kind) that lack them: a sweep's runs,
     ingested without them (`ingest_file(facts=False)`) and committed, so that the facts of
     several simulations are computed by one query per fact table (the planning of a query is
     most of its cost on a short simulation's run). Each part is moved into its run's
     directory by one rename, as when a run is ingested again (materialise_run): until then,
     and for good if this never runs (a sweep killed meanwhile), the views compute the run's
-    facts from its events, the same rows. Returns the number of runs given parts."""
+    facts from its events, the same rows. Returns the number of runs given parts.
+    `staging_within`: a staging directory the caller holds, to compute them in (Store.new_staging)."""
     import duckdb
 
     files = sql_files()
@@ -142,7 +143,7 @@ def materialise_committed(store: Store, runs: list[tuple[str, str]]) -> int:
             and store.has_whole_run(r) and any(not (store.run_dir(r) / names[t]).exists() for t in FACT_TABLES)]
     if not todo:
         return 0
-    work = store.new_staging(tag="facts")
+    work = store.new_staging(tag="facts", within=staging_within)
     try:
         kept = _KEPT.take(tuple(names[t] for t in FACT_TABLES), files)
         try:

@@ -249,22 +249,27 @@ def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True) ->
     """Ingest every trace a simulation wrote (the packet trace last), then remove them.
     Without `facts`, the runs are committed without their stored facts, and the result's
     `facts_pending` lists them (run_id, trace kind) for materialise_committed."""
-    from ..ingest import ingest_file
+    from ..ingest import ingest_file, sim_claim_name
 
     t0 = time.perf_counter()
     pending = []
     try:
         labels = {"sim_id": st.spec.sim_id}
         run_ids = []
-        for name in _INGEST_ORDER:
-            f = st.work / name
-            if f.exists():
-                r = ingest_file(st.store, f, labels=labels, keep_trace=keep_traces,
-                                source_name=f"tracekit run {st.spec.describe()}: {name}", facts=facts)
-                if r.run_id is not None:
-                    run_ids.append(r.run_id)
-                    if not facts and r.kind is not None:
-                        pending.append((r.run_id, r.kind))
+        # claimed once for the three traces (each ingest's own claim is then taken already),
+        # and each run staged inside the simulation's staging directory, under its lock: per
+        # simulation, five files fewer to create (~0.5 ms of CPU each on ext4) and two links
+        with st.store.claim(sim_claim_name(st.spec.sim_id)):
+            for name in _INGEST_ORDER:
+                f = st.work / name
+                if f.exists():
+                    r = ingest_file(st.store, f, labels=labels, keep_trace=keep_traces,
+                                    source_name=f"tracekit run {st.spec.describe()}: {name}", facts=facts,
+                                    staging_within=st.work)
+                    if r.run_id is not None:
+                        run_ids.append(r.run_id)
+                        if not facts and r.kind is not None:
+                            pending.append((r.run_id, r.kind))
     finally:
         st.store.discard(st.work)
     res = SimResult(st.spec, "done", run_ids, st.spent_s + time.perf_counter() - t0, st.ns_s,
@@ -291,10 +296,10 @@ STAGED_AHEAD = 4
 FACTS_CHUNK = 64
 
 
-def _store_facts(store: Store, runs: list[tuple[str, str]]) -> None:
+def _store_facts(store: Store, runs: list[tuple[str, str]], within: Path | None = None) -> None:
     from ..materialise import materialise_committed
 
-    materialise_committed(store, runs)
+    materialise_committed(store, runs, staging_within=within)
 
 
 def _import_ingest() -> None:
@@ -360,65 +365,72 @@ def run_sims(
     # the runs of the simulations found done: stored facts checked (and stored where missing)
     # after the sweep's own simulations
     found = [run for r in results for run in done[r.spec.sim_id]]
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-sim") as sim_pool, \
-            ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-ingest") as ingest_pool:
-        if todo:
-            ingest_pool.submit(_import_ingest)     # while the first simulations run, not after
-        try:
-            exhausted = False
-            while True:
-                # queue simulations while a slot is free and the ingest backlog is short
-                while not exhausted and len(sims) < 2 * jobs and len(sims) + len(ingests) < 3 * jobs + STAGED_AHEAD:
-                    nxt = next(it, None)
-                    if nxt is None:
-                        exhausted = True
+    # one staging directory for the sweep, its lock held to the end: each simulation's (and
+    # each batch of facts') is made inside it, without a lock file of its own to create and
+    # remove (~0.5 ms of CPU each on the ext4 of the machines measured: Store.new_staging)
+    sweep_work = store.new_staging(tag="sweep")
+    try:
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-sim") as sim_pool, \
+                ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-ingest") as ingest_pool:
+            if todo:
+                ingest_pool.submit(_import_ingest)     # while the first simulations run, not after
+            try:
+                exhausted = False
+                while True:
+                    # queue simulations while a slot is free and the ingest backlog is short
+                    while not exhausted and len(sims) < 2 * jobs and len(sims) + len(ingests) < 3 * jobs + STAGED_AHEAD:
+                        nxt = next(it, None)
+                        if nxt is None:
+                            exhausted = True
+                            break
+                        work = store.new_staging(tag=f"sim-{nxt.sim_id}", within=sweep_work)
+                        sims[sim_pool.submit(_simulate, nxt, data_dir, ns_binary, None, (store, work))] = work
+                    if found and exhausted and not sims and not ingests:
+                        no_facts.extend(found)
+                        found = []
+                    if no_facts and (no_facts_sims >= FACTS_BATCH or (left <= FACTS_TAIL and not tail_sent)
+                                     or (exhausted and not sims and not ingests)):
+                        tail_sent = left <= FACTS_TAIL
+                        for i in range(0, len(no_facts), FACTS_CHUNK):     # a resumed sweep's may be many
+                            facts.add(ingest_pool.submit(_store_facts, store, no_facts[i:i + FACTS_CHUNK], sweep_work))
+                        no_facts, no_facts_sims = [], 0
+                    if not sims and not ingests and not facts:
                         break
-                    work = store.new_staging(tag=f"sim-{nxt.sim_id}")
-                    sims[sim_pool.submit(_simulate, nxt, data_dir, ns_binary, None, (store, work))] = work
-                if found and exhausted and not sims and not ingests:
-                    no_facts.extend(found)
-                    found = []
-                if no_facts and (no_facts_sims >= FACTS_BATCH or (left <= FACTS_TAIL and not tail_sent)
-                                 or (exhausted and not sims and not ingests)):
-                    tail_sent = left <= FACTS_TAIL
-                    for i in range(0, len(no_facts), FACTS_CHUNK):     # a resumed sweep's may be many
-                        facts.add(ingest_pool.submit(_store_facts, store, no_facts[i:i + FACTS_CHUNK]))
-                    no_facts, no_facts_sims = [], 0
-                if not sims and not ingests and not facts:
-                    break
-                finished, _ = wait(set(sims) | set(ingests) | facts, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    if fut in facts:
-                        facts.discard(fut)
-                        fut.result()
-                        continue
-                    if fut in sims:
-                        del sims[fut]
-                        out = fut.result()
-                        if isinstance(out, _Staged):
-                            ingests[ingest_pool.submit(_ingest_staged, out, keep_traces, False)] = out
+                    finished, _ = wait(set(sims) | set(ingests) | facts, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        if fut in facts:
+                            facts.discard(fut)
+                            fut.result()
                             continue
-                        r = out
-                    else:
-                        ingests.pop(fut)
-                        r = fut.result()
-                        no_facts.extend(r.facts_pending)
-                        no_facts_sims += bool(r.facts_pending)
-                    left -= 1
-                    results.append(r)
-                    if on_result:
-                        on_result(r)
-        except BaseException:
-            for f in facts:
-                f.cancel()
-            for f, work in sims.items():
-                if f.cancel():                  # never started: its staging directory goes now
-                    store.discard(work)
-            for f, st in ingests.items():
-                if f.cancel():                  # never started: its traces go now
-                    st.store.discard(st.work)
-            kill_children()     # the running simulations end now, not when ns-2 is done
-            raise
+                        if fut in sims:
+                            del sims[fut]
+                            out = fut.result()
+                            if isinstance(out, _Staged):
+                                ingests[ingest_pool.submit(_ingest_staged, out, keep_traces, False)] = out
+                                continue
+                            r = out
+                        else:
+                            ingests.pop(fut)
+                            r = fut.result()
+                            no_facts.extend(r.facts_pending)
+                            no_facts_sims += bool(r.facts_pending)
+                        left -= 1
+                        results.append(r)
+                        if on_result:
+                            on_result(r)
+            except BaseException:
+                for f in facts:
+                    f.cancel()
+                for f, work in sims.items():
+                    if f.cancel():                  # never started: its staging directory goes now
+                        store.discard(work)
+                for f, st in ingests.items():
+                    if f.cancel():                  # never started: its traces go now
+                        st.store.discard(st.work)
+                kill_children()     # the running simulations end now, not when ns-2 is done
+                raise
+    finally:
+        store.discard(sweep_work)
     return results
 
 
