@@ -205,7 +205,8 @@ def run_scenario_traces(
 
     ``reuse_files``: the trace files an earlier run left in ``out_dir`` are emptied instead of
     removed, and ns-2 writes into them (a sweep reuses its directories: making a file costs
-    ~0.5 ms of CPU on ext4 without a journal); an empty one it did not write is not written.
+    ~0.5 ms of CPU on ext4 without a journal); one left empty (the scenario does not write
+    it) is not a trace of this run.
     """
     sc = get_scenario(scenario_id)
     names = [p.name for p in sc.params]
