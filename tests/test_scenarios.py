@@ -891,3 +891,23 @@ def test_check_with_when_applies_only_to_those_runs(tmp_path, monkeypatch):
     assert resolve_params("queue-influence", {**bad, "queue": "RED", "red_links": "4"})["cbr_stop"] == 10.0
     with pytest.raises(ValueError, match=r"^queue-influence: cbr_stop \(10.0\) must be >= cbr_start \(20.0\)$"):
         resolve_params("queue-influence", {**bad, "queue": "RED", "red_links": "5"})
+
+
+@needs_ns
+def test_reused_trace_files_are_written_in_place_and_an_emptied_one_is_not_a_trace(tmp_path):
+    """reuse_files (a sweep reusing its staging directories): the trace files an earlier run
+    left are emptied, not removed, and ns-2 writes into them (the same inodes: no file made,
+    ~0.5 ms of CPU each on ext4 without a journal); one the scenario does not write (manet
+    without TCP flows: no cwnd.tr, no queue.tr) stays empty and is not returned."""
+    out = tmp_path / "out"
+    out.mkdir()
+    inodes = {}
+    for name in ("packets.tr", "cwnd.tr", "queue.tr"):
+        (out / name).write_text("# an earlier run's trace\n0.5 1 2 3\n")
+        inodes[name] = (out / name).stat().st_ino
+    overrides = {**SHORT["manet"], "duration": "3", "tcp_flows": "0", "cbr_flows": "1"}
+    paths = run("manet", overrides, 1, out, reuse_files=True)
+    assert [p.name for p in paths] == ["packets.tr"]
+    assert read_meta(paths[0])["scenario"] == "manet"
+    assert {name: (out / name).stat().st_ino for name in inodes} == inodes
+    assert (out / "cwnd.tr").stat().st_size == 0 and (out / "queue.tr").stat().st_size == 0

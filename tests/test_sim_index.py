@@ -104,3 +104,61 @@ def test_a_lookup_reads_no_other_run(tmp_path, monkeypatch):
     with pytest.raises(TracekitError, match="already has a wired run"):
         ingest(store, wired(tmp_path / "other.tr", 9), "sim-0")
     assert ingest(store, wired(tmp_path / "new.tr", 10), "sim-new").status == "added"
+
+
+def test_a_claim_is_reentrant_in_its_thread_and_exclusive_across_threads(tmp_path):
+    """A block inside another of the same claim, in the same thread, takes nothing more (a
+    sweep claims a simulation for its three traces, whose ingests claim it too); another
+    thread still waits for it."""
+    import threading
+
+    store = Store(tmp_path / "s", create=True)
+    got: list[str] = []
+
+    def other() -> None:
+        try:
+            with store.claim("sim-x", timeout_s=0.3):
+                got.append("taken")
+        except TracekitError:
+            got.append("refused")
+
+    with store.claim("sim-x"):
+        with store.claim("sim-x", timeout_s=0.3):       # without re-entry: "still held after 0 s"
+            t = threading.Thread(target=other)
+            t.start()
+            t.join()
+        assert (store.root / ".locks" / "sim-x.claim").exists()   # the inner block did not release it
+    assert got == ["refused"]
+    assert not (store.root / ".locks" / "sim-x.claim").exists()
+    with store.claim("sim-x", timeout_s=0.3):           # free again
+        pass
+
+
+def test_a_run_staged_within_a_held_staging_directory(tmp_path):
+    """ingest_file(staging_within=d) stages the run inside d (a sweep's simulation's staging
+    directory) without a lock file of its own, commits it the same way, and leaves d as it
+    was; under the simulation's claim, taken once for its traces."""
+    from tracekit.ingest import sim_claim_name
+
+    store = Store(tmp_path / "s", create=True)
+    work = store.new_staging(tag="sim")
+    locks_before = sorted(p.name for p in store.staging_dir.glob("*.lock"))
+    seen: list[Path] = []
+    real = Store.commit
+
+    def commit(self, staging, run_id):
+        seen.append(staging)
+        return real(self, staging, run_id)
+
+    Store.commit = commit               # type: ignore[method-assign]
+    try:
+        with store.claim(sim_claim_name("sim-w")):
+            r = ingest_file(store, wired(work / "packets.tr", 3), labels={"sim_id": "sim-w"}, staging_within=work)
+            assert sorted(p.name for p in store.staging_dir.glob("*.lock")) == locks_before
+    finally:
+        Store.commit = real             # type: ignore[method-assign]
+    assert r.status == "added" and seen and seen[0].parent == work
+    assert sorted(p.name for p in work.iterdir()) == ["packets.tr"]
+    assert store.has_whole_run(r.run_id) and store.sim_runs("sim-w", "wired") == [(r.run_id, 6)]
+    store.discard(work)
+    assert not list(store.staging_dir.iterdir())

@@ -463,6 +463,12 @@ def _relabel(store: Store, run_id: str, labels: dict[str, str], flow_labels: dic
     return changed
 
 
+def sim_claim_name(sim_id: str) -> str:
+    """The name of simulation `sim_id`'s claim (Store.claim), under which its runs are
+    checked and committed (one run per simulation and trace kind)."""
+    return f"sim-{hashlib.sha256(sim_id.encode()).hexdigest()[:16]}"
+
+
 def _runs_of_sim(store: Store, sim_id: str, kind: str) -> list[tuple[str, int]]:
     """(run_id, n_events) of the runs of kind `kind` labelled sim_id=`sim_id`: a look-up in
     the store's index of simulations (Store.sim_runs: one file read and the run's record,
@@ -598,13 +604,15 @@ def ingest_file(
     keep_trace: bool = False,
     source_name: str | None = None,
     facts: bool = True,
+    staging_within: Path | None = None,
 ) -> IngestResult:
     """Ingest one trace file. Raises TracekitError (one line) on anything the user must fix;
     the store is then unchanged. With keep_trace, the trace itself is kept in the run's
     directory as `trace.zst` (zstd; the decompressed content whatever the input was).
     source_name replaces the file's path in the run record (for files in temporary places).
     Without `facts`, the run is committed without its stored facts, for the caller to add
-    (materialise.materialise_committed: a sweep, several runs at once)."""
+    (materialise.materialise_committed: a sweep, several runs at once). `staging_within`: a
+    staging directory the caller holds, in which the run is staged (Store.new_staging)."""
     t0 = time.perf_counter()
     path = Path(path)
     src = TraceSource.open(path)
@@ -623,7 +631,7 @@ def ingest_file(
     times = _TimeCheck(FORMATS[kind])
     result = IngestResult(path=path, status="added", kind=kind)
     try:
-        staging = store.new_staging()
+        staging = store.new_staging(within=staging_within)
     except BaseException:
         src.close()
         raise
@@ -727,7 +735,7 @@ def ingest_file(
         if sim_id is not None:
             # one run per (simulation, trace kind); the claim makes check-and-commit one step,
             # also between machines sharing the store (Store.claim: link(2), not flock alone)
-            with store.claim(f"sim-{hashlib.sha256(sim_id.encode()).hexdigest()[:16]}"):
+            with store.claim(sim_claim_name(sim_id)):
                 others = [(r, n) for r, n in _runs_of_sim(store, sim_id, kind) if r != run_id]
                 if others:
                     other, n_other = others[0]

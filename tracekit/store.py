@@ -158,10 +158,21 @@ class Store:
         finally:
             self.discard(trash)
 
-    def new_staging(self, tag: str = "") -> Path:
+    def new_staging(self, tag: str = "", within: Path | None = None) -> Path:
         """A fresh directory under .staging/, with its lock held until `commit` or `discard`.
         Named after this process and the tag for people reading the directory; staleness
-        is decided by the lock file alone (its flock, its owner, its lease: module docstring)."""
+        is decided by the lock file alone (its flock, its owner, its lease: module docstring).
+        `within`: a staging directory this process holds (a sweep's simulation's), made inside
+        it instead, with no lock of its own: the holder's lock covers it, and a stale holder's
+        directory goes with everything in it. Each file created costs (on the ext4 of the
+        machines measured) ~0.5 ms of CPU, a few per run: a sweep's runs save the lock file."""
+        if within is not None:
+            d = within / f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
+            try:
+                d.mkdir()
+            except OSError as e:
+                raise store_write_error(self.root, e) from None
+            return d
         try:
             self.staging_dir.mkdir(parents=True, exist_ok=True)
             name = f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
@@ -353,9 +364,16 @@ class Store:
         machines sharing the store. Taken by link(2) of a file of our own (atomic on NFS,
         where O_EXCL was not always; the link count tells a lost reply from a refusal), and
         flock'ed where flock works; a claim whose holder is gone (module docstring) is broken
-        by renaming it away. `name` must be a plain file name."""
+        by renaming it away. `name` must be a plain file name. Re-entrant in one thread: a
+        block inside another of the same claim takes nothing more (a sweep claims a simulation
+        once for the ingest of its three traces, each of which claims it too)."""
         d = self.root / LOCKS_DIR
         path = d / f"{name}.claim"
+        mine_here: set = _CLAIMED_HERE.__dict__.setdefault("paths", set())
+        key = os.path.abspath(path)
+        if key in mine_here:
+            yield
+            return
         token = uuid.uuid4().hex
         mine = d / f".{name}.{token}.tmp"
         try:
@@ -394,9 +412,11 @@ class Store:
         with _HELD_GUARD:
             _CLAIMS[mine] = fd
         _start_heartbeat()
+        mine_here.add(key)
         try:
             yield
         finally:
+            mine_here.discard(key)
             with _HELD_GUARD:
                 _CLAIMS.pop(mine, None)
             try:
@@ -413,6 +433,8 @@ _HELD: dict[Path, tuple[Path, int]] = {}
 # claims this process holds: its own file (linked as the claim) -> its descriptor
 _CLAIMS: dict[Path, int] = {}
 _HELD_GUARD = threading.Lock()
+# the claims (absolute paths) held by the current thread: Store.claim is re-entrant in a thread
+_CLAIMED_HERE = threading.local()
 _HEARTBEAT: dict[str, object] = {"pid": None, "thread": None}
 
 # flock not offered by the file system (NFS without a lock daemon, Lustre without -o flock):
