@@ -82,7 +82,7 @@ print(json.dumps({"n": len(res), "done": sum(r.status == "done" for r in res),
 """
 
 # the control: the same simulations with ns-2 alone, as run_benchmarks.py runs it
-from run_benchmarks import NS_ONLY_DRIVER, PROMPT_EXIT  # noqa: E402
+from run_benchmarks import NS_ONLY_DRIVER, PROMPT_EXIT, SIM_COPIES  # noqa: E402
 
 # one simulation's traces (ns-2 run once), then their ingest, as run_sims does it, n times in
 # a warm process into one store: each copy with a comment line of its own on top (other runs:
@@ -98,17 +98,9 @@ import tracekit.ingest as ing
 import tracekit.materialise as mat
 from tracekit.store import Store
 scratch, fixed, n = Path(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
-spec = make_spec("cbr-variants", {**fixed, "variant": "Reno", "cbr_rate_mbps": "9"}, 1)
-traces = scratch / "traces"
-run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, traces)
+scenario = "cbr-variants"
+""" + SIM_COPIES + """
 batch = getattr(sweep, "FACTS_BATCH", 0)
-copies = []
-for i in range(n + 1):
-    d = scratch / f"copy{i}"
-    d.mkdir()
-    for name in _INGEST_ORDER:
-        (d / name).write_bytes(b"# bench copy %d\\n" % i + (traces / name).read_bytes())
-    copies.append(d)
 facts = [0.0, 0.0]
 def timed(real):
     def f(*a, **k):

@@ -423,6 +423,23 @@ print(json.dumps({"n": len(specs), "engine_s": time.perf_counter() - t0, "trace_
 """ + PROMPT_EXIT
 
 
+# One simulation of the sweep's scenario (Reno against CBR at 9 Mb/s, seed 1) run by ns-2
+# once into `traces`, and its three traces copied n + 1 times into `copies` (directories of
+# scratch), each copy with a comment line of its own on top (other runs: not duplicates). A
+# driver's part, run with scratch, fixed, scenario and n set and make_spec,
+# run_scenario_traces and _INGEST_ORDER imported (FLOOR_SIM_DRIVER, bench_sweep.WARM_DRIVER).
+SIM_COPIES = """
+spec = make_spec(scenario, {**fixed, "variant": "Reno", "cbr_rate_mbps": "9"}, 1)
+traces = scratch / "sim-traces"
+run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, traces)
+copies = []
+for i in range(n + 1):
+    d = scratch / f"copy{i}"
+    d.mkdir()
+    for name in _INGEST_ORDER:
+        (d / name).write_bytes(b"# bench copy %d\\n" % i + (traces / name).read_bytes())
+    copies.append(d)
+"""
 # The least tracekit can spend on one of the sweep's simulations (the -j 2 target's limit):
 # one simulation's three traces (ns-2 run once), n copies each with a comment line of its own
 # on top, in a warm process (imports and first-use work done on one more copy): each trace
@@ -442,20 +459,11 @@ from tracekit.parsers import get_parser
 from tracekit.sources import TraceSource
 import duckdb
 scratch, fixed, scenario, n, query = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
-spec = make_spec(scenario, {**fixed, "variant": "Reno", "cbr_rate_mbps": "9"}, 1)
-traces = scratch / "floor-sim-traces"
-run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, traces)
+""" + SIM_COPIES + """
 kinds = {}
 for name in _INGEST_ORDER:
     with open(traces / name, "rb") as f:
         kinds[name] = detect_kind(f.read(1 << 16), name)
-copies = []
-for i in range(n + 1):
-    d = scratch / f"floor-sim-{i}"
-    d.mkdir()
-    for name in _INGEST_ORDER:
-        (d / name).write_bytes(b"# bench copy %d\\n" % i + (traces / name).read_bytes())
-    copies.append(d)
 def parse_write(i):
     for name in _INGEST_ORDER:
         src = TraceSource.open(copies[i] / name)
