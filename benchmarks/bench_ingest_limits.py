@@ -61,9 +61,9 @@ NO_FACTS = """
 import sys
 import tracekit.ingest
 tracekit.ingest.materialise_run = lambda *a, **k: None
-from tracekit.cli import main
+from tracekit import cli
 sys.argv = ["tracekit", *sys.argv[1:]]
-main()
+getattr(cli, "entry_point", cli.main)()      # as the `tracekit` command runs it
 """
 
 

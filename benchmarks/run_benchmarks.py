@@ -227,7 +227,7 @@ VIEW_QUERIES = {
 }
 
 
-# How every driver below ends: as `tracekit` does (tracekit.cli.main -> tracekit.exits:
+# How every driver below ends: as `tracekit` does (tracekit.cli.entry_point -> tracekit.exits:
 # atexit functions, stdout flushed, then no interpreter teardown, which with DuckDB and pyarrow
 # loaded is 60-100 ms), so that the floors, the sweep and its ns-2-alone control do not count
 # a teardown the CLI no longer has.
@@ -283,9 +283,9 @@ INGEST_NO_FACTS = """
 import sys
 import tracekit.ingest
 tracekit.ingest.materialise_run = lambda *a, **k: []
-from tracekit.cli import main
+from tracekit import cli
 sys.argv = ["tracekit", "ingest", sys.argv[1], "--data", sys.argv[2]]
-main()
+getattr(cli, "entry_point", cli.main)()      # as the `tracekit` command runs it
 """
 
 

@@ -1,8 +1,9 @@
-"""The CLI ends without the interpreter's teardown once a command is done
-(tracekit.exits.exit_promptly), and still does what an exit must: the atexit functions (the
-SQL connection's temporary directory removed), stdout whole, the same exit status; where
-another thread is still working it exits as usual, waiting for it. Each on the real entry
-point (tracekit.cli.main) in a subprocess over a real store."""
+"""The `tracekit` command ends without the interpreter's teardown once a command is done
+(tracekit.cli.entry_point -> tracekit.exits.exit_promptly), and still does what an exit must:
+the atexit functions (the SQL connection's temporary directory removed), stdout whole, the
+same exit status; where another thread is still working it exits as usual, waiting for it;
+tracekit.cli.main called in a process of the caller's still ends by SystemExit. Each in a
+subprocess over a real store."""
 from __future__ import annotations
 
 import os
@@ -14,8 +15,9 @@ from conftest import TRACEKIT_CMD
 
 
 def run_main(code: str, *args, env: dict | None = None) -> subprocess.CompletedProcess:
-    """A Python program that does `code`, then runs tracekit.cli.main with `args`."""
-    prog = textwrap.dedent(code) + "\nimport sys\nfrom tracekit.cli import main\nsys.argv = ['tracekit', *sys.argv[1:]]\nmain()\n"
+    """A Python program that does `code`, then runs the command's entry point with `args`."""
+    prog = (textwrap.dedent(code) + "\nimport sys\nfrom tracekit.cli import entry_point\n"
+            "sys.argv = ['tracekit', *sys.argv[1:]]\nentry_point()\n")
     return subprocess.run([sys.executable, "-c", prog, *map(str, args)], capture_output=True, text=True, timeout=120,
                           env={**os.environ, **(env or {})})
 
@@ -102,3 +104,43 @@ def test_exit_promptly_keeps_the_status():
     p = subprocess.run([sys.executable, "-c", "from tracekit.exits import exit_promptly\nexit_promptly('bye')\n"
                         "raise SystemExit('bye')"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and p.stderr.strip() == "bye"
+
+
+def test_main_in_a_process_of_the_callers_ends_by_SystemExit(populated_store):
+    """A program that calls tracekit.cli.main itself (twice here) gets SystemExit each time,
+    as from any typer command, and goes on; only the entry point ends the process."""
+    prog = textwrap.dedent(f"""
+        import sys
+        from tracekit.cli import main
+        codes = []
+        for query in ("SELECT 1", "SELECT nope"):
+            sys.argv = ["tracekit", "sql", query, "--data", {str(populated_store)!r}]
+            try:
+                main()
+            except SystemExit as e:
+                codes.append(e.code)
+        print("codes", codes)
+        """)
+    p = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == "codes [0, 1]"
+
+
+def test_the_command_and_python_m_tracekit_go_through_the_entry_point(populated_store, tmp_path):
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="tracekit")
+    assert script.value == "tracekit.cli:entry_point"
+    torn = tmp_path / "torn-down"
+    prog = textwrap.dedent(f"""
+        import runpy, sys
+        class Witness:
+            def __del__(self, _open=open):
+                _open({str(torn)!r}, "w").close()
+        witness = Witness()
+        sys.argv = ["tracekit", "sql", "SELECT 1", "--data", {str(populated_store)!r}]
+        runpy.run_module("tracekit", run_name="__main__")
+        """)
+    p = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert not torn.exists()

@@ -1083,14 +1083,22 @@ def main() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)     # cleaned up after like Ctrl-C
-    try:
-        app(prog_name="tracekit")       # typer (click's standalone mode) ends by SystemExit
-    except SystemExit as e:
-        from .exits import exit_promptly
+    app(prog_name="tracekit")
 
+
+def entry_point() -> None:
+    """The `tracekit` command (its console script, and `python -m tracekit`): main, then the
+    process ends without the interpreter's teardown (tracekit.exits.exit_promptly). main
+    itself ends by SystemExit, as typer's commands do, for callers in a process of their own."""
+    from .exits import exit_promptly
+
+    try:
+        main()                          # typer (click's standalone mode) ends by SystemExit
+    except SystemExit as e:
         exit_promptly(e.code)
         raise
+    exit_promptly(0)
 
 
 if __name__ == "__main__":
-    main()
+    entry_point()
