@@ -216,6 +216,7 @@ class _Staged:
     spent_s: float          # time spent on it so far (ns-2 and staging), not waiting
     ns_start_unix_s: float
     ns_end_unix_s: float
+    traces: frozenset[str]  # the names of the trace files ns-2 wrote (run_scenario_traces)
 
 
 def _simulate(spec: SimSpec, data_dir: str | os.PathLike, ns_binary: str = "ns",
@@ -231,8 +232,8 @@ def _simulate(spec: SimSpec, data_dir: str | os.PathLike, ns_binary: str = "ns",
         store, work = staging
     try:
         t_ns, start_unix_s = time.perf_counter(), time.time()
-        run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, work, ns_binary=ns_binary, timeout_s=timeout_s,
-                            reuse_files=staging is not None)
+        written = run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, work, ns_binary=ns_binary,
+                                      timeout_s=timeout_s, reuse_files=staging is not None)
         ns_s, end_unix_s = time.perf_counter() - t_ns, time.time()
     except NsNotFoundError as e:
         store.discard(work)
@@ -243,7 +244,8 @@ def _simulate(spec: SimSpec, data_dir: str | os.PathLike, ns_binary: str = "ns",
     except BaseException:
         store.discard(work)
         raise
-    return _Staged(spec, store, work, ns_s, time.perf_counter() - t0, start_unix_s, end_unix_s)
+    return _Staged(spec, store, work, ns_s, time.perf_counter() - t0, start_unix_s, end_unix_s,
+                   frozenset(p.name for p in written))
 
 
 def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True, reuse: bool = False) -> SimResult:
@@ -265,9 +267,8 @@ def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True, re
         # simulation, five files fewer to create (~0.5 ms of CPU each on ext4) and two links
         with st.store.claim(sim_claim_name(st.spec.sim_id)):
             for name in _INGEST_ORDER:
-                f = st.work / name
-                if f.exists() and (not reuse or f.stat().st_size):     # reuse: emptied, not written
-                    r = ingest_file(st.store, f, labels=labels, keep_trace=keep_traces,
+                if name in st.traces:
+                    r = ingest_file(st.store, st.work / name, labels=labels, keep_trace=keep_traces,
                                     source_name=f"tracekit run {st.spec.describe()}: {name}", facts=facts,
                                     staging_within=st.work)
                     if r.run_id is not None:
@@ -275,10 +276,8 @@ def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True, re
                         if not facts and r.kind is not None:
                             pending.append((r.run_id, r.kind))
         if reuse:
-            for name in _INGEST_ORDER:      # their disk space free now, their files kept
-                f = st.work / name
-                if f.exists():
-                    os.truncate(f, 0)
+            for name in st.traces:          # their disk space free now, their files kept
+                os.truncate(st.work / name, 0)
             ingested = True
     finally:
         if not ingested:
