@@ -250,20 +250,17 @@ else:
 # directory as well, it writes each chunk's tables there as ingest writes its parts
 # (tracekit.ingest._store_part: pyarrow, zstd 1, page CRCs), still on one thread: the floor of
 # producing the stored events (no pipeline, no run record, no commit, no stored facts).
-FLOOR_READ = """
-import sys
-import tracekit.cli, tracekit.ingest
-from tracekit.sources import TraceSource
+# A driver's part: read_parse_write(path, kind, out) reads a trace as ingest does
+# (TraceSource.chunks: read, sha256, split at line ends), parses every chunk on this thread
+# unless kind is "-", and writes each chunk's tables to the directory `out` as ingest writes
+# its parts unless it is None; returns the trace's sha256 (FLOOR_READ, FLOOR_SIM_DRIVER).
+READ_PARSE_WRITE = """
+from tracekit.ingest import _store_part
 from tracekit.parsers import get_parser
-src = TraceSource.open(sys.argv[1])
-p = get_parser(sys.argv[2]) if sys.argv[2] != "-" else None
-out = None
-if len(sys.argv) > 3:
-    import tempfile
-    from pathlib import Path
-    from tracekit.ingest import _store_part
-    out = Path(tempfile.mkdtemp(prefix="tk-floor-write-", dir=sys.argv[3]))
-try:
+from tracekit.sources import TraceSource
+def read_parse_write(path, kind, out):
+    src = TraceSource.open(path)
+    p = get_parser(kind) if kind != "-" else None
     for k, c in enumerate(src.chunks()):
         if p is not None:
             tables = p.parse_chunk(c.data, c.first_line_no).tables
@@ -271,11 +268,24 @@ try:
                 for name, t in tables.items():
                     if t is not None and len(t):
                         _store_part(t, name, out / f"{name}-{k:05d}.parquet")
+    return src.sha256
+"""
+FLOOR_READ = """
+import sys
+import tracekit.cli, tracekit.ingest
+""" + READ_PARSE_WRITE + """
+out = None
+if len(sys.argv) > 3:
+    import tempfile
+    from pathlib import Path
+    out = Path(tempfile.mkdtemp(prefix="tk-floor-write-", dir=sys.argv[3]))
+try:
+    sha256 = read_parse_write(sys.argv[1], sys.argv[2], out)
 finally:
     if out is not None:
         import shutil
         shutil.rmtree(out, ignore_errors=True)
-print(src.sha256)
+print(sha256)
 """ + PROMPT_EXIT
 # `tracekit ingest` with its stored-facts step (tracekit.materialise) left out: the events'
 # parts, the run record and the commit, as before the facts existed
@@ -443,8 +453,8 @@ for i in range(n + 1):
 # The least tracekit can spend on one of the sweep's simulations (the -j 2 target's limit):
 # one simulation's three traces (ns-2 run once), n copies each with a comment line of its own
 # on top, in a warm process (imports and first-use work done on one more copy): each trace
-# read, hashed, parsed and its parts written as ingest writes them, on one thread (FLOOR_READ
-# with a scratch directory, per trace; no run record, no commit), then the least per-packet
+# read, hashed, parsed and its parts written as ingest writes them, on one thread
+# (READ_PARSE_WRITE, per trace; no run record, no commit), then the least per-packet
 # group-by of the stored facts (FACTS_MIN, grouped by part as well) of all n packet traces in
 # one DuckDB query on a connection made before. process_time: every thread's CPU.
 FLOOR_SIM_DRIVER = """
@@ -454,10 +464,8 @@ import tracekit.ingest
 from tracekit.detect import detect_kind
 from tracekit.experiments.runner import run_scenario_traces
 from tracekit.experiments.sweep import _INGEST_ORDER, make_spec
-from tracekit.ingest import _store_part
-from tracekit.parsers import get_parser
-from tracekit.sources import TraceSource
 import duckdb
+""" + READ_PARSE_WRITE + """
 scratch, fixed, scenario, n, query = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
 """ + SIM_COPIES + """
 kinds = {}
@@ -466,15 +474,9 @@ for name in _INGEST_ORDER:
         kinds[name] = detect_kind(f.read(1 << 16), name)
 def parse_write(i):
     for name in _INGEST_ORDER:
-        src = TraceSource.open(copies[i] / name)
-        p = get_parser(kinds[name])
         out = copies[i] / ("parts-" + name)
         out.mkdir()
-        for k, c in enumerate(src.chunks()):
-            for t, frame in p.parse_chunk(c.data, c.first_line_no).tables.items():
-                if frame is not None and len(frame):
-                    _store_part(frame, t, out / f"{t}-{k:05d}.parquet")
-        src.sha256
+        read_parse_write(copies[i] / name, kinds[name], out)
 parse_write(n)
 t, c = time.perf_counter(), time.process_time()
 for i in range(n):
