@@ -6,7 +6,8 @@ the 0.3 s a command may take to start. install() (called by tracekit.cli) puts a
 coercion in front of typer's for the values tracekit's options take, returning what typer's
 own would: a str as it is; an int or float written plainly in digits (JSON's number syntax);
 an Enum's value spelled exactly (case-sensitive options only); a Path (then checked by typer's
-own path checks: exists, file_okay, ...). Any other value (a typo, `inf`, a list option, a
+own path checks: exists, file_okay, ...); a list of strings (a repeatable option or a
+variadic argument of List[str]) as a list. Any other value (a typo, `inf`, another list, a
 parser= option, a min/max range) goes to typer's coercion, so every error message is still
 typer's and pydantic is imported only then. tests/test_startup.py checks, value by value, that
 both give the same result.
@@ -40,7 +41,14 @@ def _unwrap_optional(annotation: Any) -> Any:
 def plain_value(annotation: Any, info: Any, value: Any, param: Any = None, ctx: Any = None) -> Any:
     """`value` coerced to `annotation` as typer's pydantic coercion would, or _UNDECIDED when
     that coercion must decide (an unusual value or type, or any error)."""
-    if not isinstance(value, str) or getattr(info, "parser", None) is not None:
+    if getattr(info, "parser", None) is not None:
+        return _UNDECIDED
+    if typing.get_origin(annotation) is list and typing.get_args(annotation) == (str,):
+        # a list of strings (tracekit ingest's paths, every --label): as typer gives it
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return list(value)
+        return _UNDECIDED
+    if not isinstance(value, str):
         return _UNDECIDED
     annotation = _unwrap_optional(annotation)
     ranged = getattr(info, "min", None) is not None or getattr(info, "max", None) is not None
