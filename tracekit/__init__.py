@@ -1,2 +1,10 @@
 """tracekit: ns-2 traces into Parquet, metrics as DuckDB SQL views."""
+import os as _os
+
 __version__ = "0.1.0"
+
+# numpy (imported by pyarrow) loads its bundled OpenBLAS, which starts a thread per core that
+# spins waiting for matrix work tracekit never gives it: ~0.1 s of CPU taken from an ingest's
+# parse and write threads on two cores (perf: blas_thread_server). One BLAS thread, unless the
+# user chose otherwise; set before numpy is imported (no effect if it was, by a caller).
+_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
