@@ -1146,18 +1146,24 @@ def derive_sweep(res: dict, suffix: str = "") -> None:
 
 def compute_targets(res: dict) -> dict:
     """The issue's targets from the figures. Time ratios are given three ways: of the medians
-    (what decides "met"), the median of the per-repetition ratios (each pair ran side by
-    side, so this is the least noisy on a shared machine) and of the median CPU times."""
+    (what decides "met"; for wireless ingest, the ratio of the best repetitions must be under
+    the target too), the median of the per-repetition ratios (each pair ran side by side, so
+    this is the least noisy on a shared machine), of the best repetitions, and of the median
+    CPU times."""
     for suffix in SWEEP_SETS:
         derive_sweep(res, suffix)
     F = {f["key"]: f for f in res["figures"]}
     names = [t["name"] for t in res["traces"]]
     lab0, big = names[0], names[-1]
 
+    def best(a: str, b: str) -> float:
+        return min(F[a]["reps"]) / min(F[b]["reps"])
+
     def ratios(a: str, b: str) -> str:
         fa, fb = F[a], F[b]
         paired = med([x / y for x, y in zip(fa["reps"], fb["reps"])])
-        return f"{fa['wall'] / fb['wall']:.2f} (paired per rep {paired:.2f}; CPU {fa['cpu'] / fb['cpu']:.2f})"
+        return (f"{fa['wall'] / fb['wall']:.2f} (paired per rep {paired:.2f}; best of each {best(a, b):.2f}; "
+                f"CPU {fa['cpu'] / fb['cpu']:.2f})")
 
     def floor(lab: str) -> str:
         w = F.get(f"wc:{lab}")
@@ -1226,7 +1232,10 @@ def compute_targets(res: dict) -> dict:
         targets["wireless_vs_gawk"] = {
             "measured": "; ".join(f"{n}: ingest {i:.2f} s vs gawk {g:.2f} s{floor(n)}" for n, i, g in wv),
             "ratio": "; ".join(f"{n}: " + ratios(f"ingest:{n}", f"wlgawk:{n}") for n in wl) + ", target 1.5",
-            "met": all(i <= 1.5 * g for _, i, g in wv),
+            # met by the medians and by the best repetitions both (noise on a shared host only
+            # adds time): slow gawk repetitions on a busy host put the ratio of medians under 1.5
+            # once, 1.28, where the best ones gave 2.0 (RESULTS.md of 11-27)
+            "met": all(i <= 1.5 * g and best(f"ingest:{n}", f"wlgawk:{n}") <= 1.5 for n, i, g in wv),
             "limit": " / ".join(x for x in (limits(n, "wlgawk", 1.5) for n in wl) if x)}
     sfs, g0 = F[f"view:flow_stats:{lab0}"]["wall"], F[f"gawk:{lab0}"]["wall"]
     targets["sql_vs_gawk"] = {"measured": f"{lab0}: {sfs:.2f} s vs gawk {g0:.2f} s",
