@@ -166,8 +166,9 @@ class Store:
         it instead, with no lock of its own: the holder's lock covers it, and a stale holder's
         directory goes with everything in it. Each file created costs (on the ext4 of the
         machines measured) ~0.5 ms of CPU, a few per run: a sweep's runs save the lock file."""
+        name = f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
         if within is not None:
-            d = within / f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
+            d = within / name
             try:
                 d.mkdir()
             except OSError as e:
@@ -175,7 +176,6 @@ class Store:
             return d
         try:
             self.staging_dir.mkdir(parents=True, exist_ok=True)
-            name = f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
             lock = self.staging_dir / f"{name}.lock"
             fd = _lock_new_file(lock)
             try:
