@@ -43,14 +43,15 @@ def plain_value(annotation: Any, info: Any, value: Any, param: Any = None, ctx: 
     that coercion must decide (an unusual value or type, or any error)."""
     if getattr(info, "parser", None) is not None:
         return _UNDECIDED
+    annotation = _unwrap_optional(annotation)
     if typing.get_origin(annotation) is list and typing.get_args(annotation) == (str,):
-        # a list of strings (tracekit ingest's paths, every --label): as typer gives it
+        # a list of strings (tracekit ingest's paths, every --label, explain-awk's gawk
+        # arguments): as typer gives it
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             return list(value)
         return _UNDECIDED
     if not isinstance(value, str):
         return _UNDECIDED
-    annotation = _unwrap_optional(annotation)
     ranged = getattr(info, "min", None) is not None or getattr(info, "max", None) is not None
     if annotation is str:
         return value
