@@ -225,15 +225,18 @@ def _variant_lines() -> list[str]:
     for base in BASES:
         t = base.split()
         values = ODD + (NEW_KEYS if t[1] == "-t" else [])
+        end = " " if base.endswith(" ") else ""     # the blank ns-2 ends the line with, kept
         for i in range(len(t)):
             for v in values:
-                out.append(" ".join(t[:i] + [v] + t[i + 1:]))
-            out.append(" ".join(t[:i] + t[i + 1:]))
-            out.append(" ".join(t[:i + 1] + t[i:]))
+                out.append(" ".join(t[:i] + [v] + t[i + 1:]) + end)
+            out.append(" ".join(t[:i] + t[i + 1:]) + end)
+            out.append(" ".join(t[:i + 1] + t[i:]) + end)
             if t[i][:1] == "[" or t[i][-1:] in "])":     # a bracket lost
-                out.append(" ".join(t[:i] + [t[i].strip("[]()")] + t[i + 1:]))
+                out.append(" ".join(t[:i] + [t[i].strip("[]()")] + t[i + 1:]) + end)
         out += [base, base.strip(), " " + base, base + "\r", base.strip() + " \r", base.replace(" ", "\t"), base.replace(" ", "  "),
                 base.replace(" ", " \t "), base + " x", base.strip() + "\x00", base[:-2] if len(base) > 2 else base]
+        if t[1] == "-t":        # keys again after ns-2's own layout (the first of each key wins)
+            out += [base.strip() + " -Ni 7 -Is 1.2 -Pn tcp -Ps 3", base.strip() + " -P", base.strip() + " -Pn"]
     return out
 
 

@@ -6,7 +6,9 @@
  * It reads each line as the polars parser does -- the whitespace normalised (runs of blanks
  * are one separator; blanks at the end and a "\r" before the "\n" go), the old format by
  * position, the new one as `-key value` pairs, the first occurrence of a key winning -- but
- * accepts only chunks whose every line is one it reads exactly as that parser would:
+ * accepts only chunks whose every line is one it reads exactly as that parser would (a
+ * new-format line in ns-2's own layout, nearly every one, is read as it comes, without
+ * splitting it into tokens first: new_laid_out):
  *   - old: `E T _N_ LAYER REASON UID TYPE SIZE [h h h h]`, an optional `[energy ...]` block,
  *     then nothing (MAC control frames), or `------- [s:p d:p ttl nh]` and the protocol part
  *     (`[seq ack] nfwd x` for tcp/ack, `[seq] nfwd x` for cbr, verbatim in detail for any
@@ -309,6 +311,7 @@ enum {
     K_T, K_NI, K_NL, K_NW, K_HD, K_NX, K_NY, K_NZ, K_NE, K_MA, K_MD, K_MS, K_MT, K_IS, K_ID, K_IT, K_IL, K_IF,
     K_II, K_IV, K_PN, K_PS, K_PA, K_PI, K_PF, K_P, N_KEYS
 };
+_Static_assert(N_KEYS <= 32, "a line's keys are bits of a uint32_t");
 
 /* the key of a three-byte token `-XY`: KEY3[X][Y] (-1: none), filled at import from
  * KEYS3 (a table look-up, not a switch: its indirect jump mispredicts on every other token) */
@@ -558,21 +561,15 @@ static int old_line(Out *o, Py_ssize_t i, const Tok *tok, int n, double *e) {
     return rc;
 }
 
-/* the new -t format: 0, 1 (and *energy set: the line has an -Ne >= 0), or -1 (not a line
- * for the fast path) */
-static int new_line(Out *o, Py_ssize_t i, const Tok *tok, int n, double *energy) {
-    int at[N_KEYS];
-    for (int k = 0; k < N_KEYS; k++)
-        at[k] = -1;
-    /* ` -key (\S+)`: the first key token followed by a value, wherever it is */
-    for (int j = 1; j + 1 < n; j++) {
-        int k = key_of(tok[j]);
-        if (k >= 0 && at[k] < 0)
-            at[k] = j + 1;
-    }
-#define HAS(k) (at[k] >= 0)
-#define VS(k) tok[at[k]].s
-#define VE(k) tok[at[k]].e
+/* the new -t format, from the value of each key (val[k], where bit k of has is set: the
+ * line has a -key followed by a value) and the protocol part (ptail[0..ntail): `-P` and the tokens after it;
+ * ntail 0: no -P): 0, 1 (and *energy set: the line has an -Ne >= 0), or -1 (not a line for
+ * the fast path) */
+static INLINE int new_line(Out *o, Py_ssize_t i, const Tok *val, uint32_t has, const Tok *ptail, int ntail,
+                           double *energy) {
+#define HAS(k) ((has >> (k)) & 1u)
+#define VS(k) val[k].s
+#define VE(k) val[k].e
     int64_t v;
     double x;
     /* time, node, layer: required */
@@ -582,7 +579,7 @@ static int new_line(Out *o, Py_ssize_t i, const Tok *tok, int n, double *energy)
         return -1;
     if (!HAS(K_NL) || put_dict(o, D_LAYER, EV_LAYER, i, VS(K_NL), VE(K_NL) - VS(K_NL)) < 0)
         return -1;
-    if (!HAS(K_NW) || tok_is(tok[at[K_NW]], "---"))
+    if (!HAS(K_NW) || tok_is(val[K_NW], "---"))
         NULL32(EV_REASON);
     else if (put_dict(o, D_REASON, EV_REASON, i, VS(K_NW), VE(K_NW) - VS(K_NW)) < 0)
         return -1;
@@ -651,18 +648,17 @@ static int new_line(Out *o, Py_ssize_t i, const Tok *tok, int n, double *energy)
     if ((HAS(K_IS) || HAS(K_ID) || HAS(K_II)) && !(HAS(K_IS) && HAS(K_ID) && HAS(K_IL) && HAS(K_II)))
         return -1;
     /* the protocol part: -P and what follows, to the end */
-    int tail = HAS(K_P) ? at[K_P] - 1 : -1;
     if (HAS(K_IT)) {
         if (put_dict(o, D_PTYPE, EV_PTYPE, i, VS(K_IT), VE(K_IT) - VS(K_IT)) < 0)
             return -1;
-    } else if (tail >= 0 && tail + 2 < n && tok_is(tok[tail + 1], "arp")) {
+    } else if (ntail > 2 && tok_is(ptail[1], "arp")) {
         if (put_dict(o, D_PTYPE, EV_PTYPE, i, "ARP", 3) < 0) /* ARP lines name no -It */
             return -1;
     } else {
         NULL32(EV_PTYPE);
     }
-    int is_tcp = HAS(K_PN) && tok_is(tok[at[K_PN]], "tcp");
-    int is_cbr = HAS(K_PN) && tok_is(tok[at[K_PN]], "cbr");
+    int is_tcp = HAS(K_PN) && tok_is(val[K_PN], "tcp");
+    int is_cbr = HAS(K_PN) && tok_is(val[K_PN], "cbr");
     NULL64(EV_SEQ);
     NULL64(EV_TCP_ACK);
     NULL32(EV_N_FORWARDS);
@@ -681,8 +677,8 @@ static int new_line(Out *o, Py_ssize_t i, const Tok *tok, int n, double *energy)
                 return -1;
             SETV(EV_N_FORWARDS);
         }
-    } else if (tail >= 0) {
-        put_detail(o, i, tok, tail, n);
+    } else if (ntail > 0) {
+        put_detail(o, i, ptail, 0, ntail);
     }
     /* -Ne >= 0: an energy reading */
     if (HAS(K_NE)) {
@@ -795,6 +791,121 @@ static INLINE int tokens(const char *p, Tok *tok, const char **stop) {
     return n;
 }
 
+/* a new-format line from its tokens: ` -key (\S+)`, the first key token followed by a value
+ * (wherever it is) giving the key's value */
+static int new_tokens(Out *o, Py_ssize_t i, const Tok *tok, int n, double *energy) {
+    Tok val[N_KEYS];
+    uint32_t has = 0;
+    int tail = -1;
+    for (int j = 1; j + 1 < n; j++) {
+        int k = key_of(tok[j]);
+        if (k >= 0 && !((has >> k) & 1u)) {
+            val[k] = tok[j + 1];
+            has |= 1u << k;
+            if (k == K_P)
+                tail = j;
+        }
+    }
+    return tail < 0 ? new_line(o, i, val, has, NULL, 0, energy) : new_line(o, i, val, has, tok + tail, n - tail, energy);
+}
+
+/* ns-2's own layout of a new-format line (cmu-trace.cc): after `E -t T`, the keys below in
+ * this order, each with its value, one blank between tokens; then either the end of the
+ * line, or the IP keys and then the rest. KEY_NONE: a key the parser does not read. */
+#define KEY_NONE (-1)
+static const struct {
+    char name[4];
+    int key;
+} LAYOUT_NODE[] = {{"-Hs", KEY_NONE}, {"-Hd", K_HD}, {"-Ni", K_NI}, {"-Nx", K_NX}, {"-Ny", K_NY}, {"-Nz", K_NZ},
+                   {"-Ne", K_NE},     {"-Nl", K_NL}, {"-Nw", K_NW}, {"-Ma", K_MA}, {"-Md", K_MD}, {"-Ms", K_MS},
+                   {"-Mt", K_MT}},
+  LAYOUT_IP[] = {{"-Is", K_IS}, {"-Id", K_ID}, {"-It", K_IT}, {"-Il", K_IL}, {"-If", K_IF}, {"-Ii", K_II}, {"-Iv", K_IV}};
+
+#define NOT_LAID_OUT (-2)
+
+/* the value token at *q (printable ASCII, then one blank): its span, *q moved past the blank;
+ * 0, or -1 (none, another byte after it, or a token the key scan would take for a key) */
+static INLINE int laid_value(const char **q, Tok *v) {
+    const char *s = *q, *e = s;
+    while ((unsigned char)(*e - 33) < 94)
+        e++;
+    if (e == s || *e != ' ')
+        return -1;
+    v->s = s;
+    v->e = e;
+    if (*s == '-' && e - s <= 3 && e - s >= 2 && key_of(*v) >= 0)
+        return -1;
+    *q = e + 1;
+    return 0;
+}
+
+/* `name ` at q (name: three printable bytes; the comparison stops at the line's "\n", which
+ * the data ends with) */
+static INLINE int laid_key(const char *q, const char *name) {
+    return q[0] == name[0] && q[1] == name[1] && q[2] == name[2] && q[3] == ' ';
+}
+
+/* A new-format line at p (`E -t `, E one of s r f d D) read without tokenising all of it
+ * first, where it is in ns-2's own layout (LAYOUT_*: the values each key's scan in
+ * new_tokens finds are then the ones after the keys here, no value being a key): what
+ * new_tokens would return, with *nl the line's "\n"; or NOT_LAID_OUT (nothing written: the
+ * caller reads the line from its tokens). */
+static INLINE int new_laid_out(Out *o, Py_ssize_t i, const char *p, const char **nl, double *energy) {
+    Tok val[N_KEYS];
+    uint32_t has = 1u << K_T;
+    const char *q = p + 5;
+    int n = 3; /* tokens: E -t T */
+    if (laid_value(&q, &val[K_T]) < 0)
+        return NOT_LAID_OUT;
+    for (size_t k = 0; k < sizeof LAYOUT_NODE / sizeof LAYOUT_NODE[0]; k++) {
+        Tok v;
+        if (!laid_key(q, LAYOUT_NODE[k].name))
+            return NOT_LAID_OUT;
+        q += 4;
+        if (laid_value(&q, &v) < 0)
+            return NOT_LAID_OUT;
+        if (LAYOUT_NODE[k].key != KEY_NONE) {
+            val[LAYOUT_NODE[k].key] = v;
+            has |= 1u << LAYOUT_NODE[k].key;
+        }
+    }
+    n += 2 * (int)(sizeof LAYOUT_NODE / sizeof LAYOUT_NODE[0]);
+    if (laid_key(q, "-Is")) {
+        for (size_t k = 0; k < sizeof LAYOUT_IP / sizeof LAYOUT_IP[0]; k++) {
+            if (!laid_key(q, LAYOUT_IP[k].name))
+                return NOT_LAID_OUT;
+            q += 4;
+            if (laid_value(&q, &val[LAYOUT_IP[k].key]) < 0)
+                return NOT_LAID_OUT;
+            has |= 1u << LAYOUT_IP[k].key;
+        }
+        n += 2 * (int)(sizeof LAYOUT_IP / sizeof LAYOUT_IP[0]);
+    }
+    /* the rest: the keys not seen yet, as the key scan finds them (anything odd about the
+     * line's end or its length, a second blank here among them: its tokens decide) */
+    Tok tok[MAX_TOK];
+    const char *stop;
+    int nt = tokens(q, tok, &stop);
+    if (nt < 0 || n + nt > MAX_TOK)
+        return NOT_LAID_OUT;
+    if (*stop == '\r')
+        stop++;
+    if (*stop != '\n')
+        return NOT_LAID_OUT;
+    *nl = stop;
+    int tail = -1;
+    for (int j = 0; j + 1 < nt; j++) {
+        int k = key_of(tok[j]);
+        if (k >= 0 && !((has >> k) & 1u)) {
+            val[k] = tok[j + 1];
+            has |= 1u << k;
+            if (k == K_P)
+                tail = j;
+        }
+    }
+    return tail < 0 ? new_line(o, i, val, has, NULL, 0, energy) : new_line(o, i, val, has, tok + tail, nt - tail, energy);
+}
+
 /* 0 on success; -1: not a chunk for the fast path */
 static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, Out *o, Py_ssize_t *n_ev,
                      Py_ssize_t *n_mv) {
@@ -804,6 +915,28 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
     Tok tok[MAX_TOK];
     I64(EV_DETAIL)[0] = 0;
     while (p < end) {
+        char c = p[0];
+        if ((c == 's' || c == 'r' || c == 'f' || c == 'd' || c == 'D') && p[1] == ' ' && p[2] == '-' && p[3] == 't' &&
+            p[4] == ' ') {
+            /* most lines of a new-format trace: in ns-2's own layout, read as they come */
+            I64(EV_LINE_NO)[i] = line_no;
+            I64(EV_DETAIL)[i + 1] = o->detail_len;
+            if (put_dict(o, D_FMT, EV_FMT, i, "new", 3) < 0 || put_dict(o, D_EVENT, EV_EVENT, i, c == 'D' ? "d" : p, 1) < 0)
+                return -1;
+            double e[5] = {0};
+            const char *nl;
+            int rc = new_laid_out(o, i, p, &nl, &e[0]);
+            if (rc != NOT_LAID_OUT) {
+                if (rc < 0)
+                    return -1;
+                if (rc == 1 && add_energy(o, line_no, F64(EV_TIME)[i], I32(EV_NODE)[i], e, 0) < 0)
+                    return -1;
+                i++;
+                line_no++;
+                p = nl + 1;
+                continue;
+            }
+        }
         const char *q;
         int n = tokens(p, tok, &q);
         if (n < 0)
@@ -815,7 +948,7 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
         const char *nl = q;
         if (n < 2)
             return -1; /* blank (or a lone word): the polars parser */
-        char c = tok[0].s[0];
+        c = tok[0].s[0];
         if (c == 'S') {
             if (log_line(o, tok, n, line_no) < 0)
                 return -1;
@@ -839,7 +972,7 @@ static int parse_all(const char *data, Py_ssize_t size, int64_t first_line_no, O
             double e[5] = {0};
             int rc;
             if (is_new)
-                rc = n < 3 ? -1 : new_line(o, i, tok, n, &e[0]);
+                rc = n < 3 ? -1 : new_tokens(o, i, tok, n, &e[0]);
             else
                 rc = old_line(o, i, tok, n, e);
             if (rc < 0)
