@@ -191,8 +191,9 @@ def ingest(
 
     Example: tracekit ingest out.tr cwnd.tr.gz --label variant=Reno --flow-label 1=Reno
     """
-    from .ingest import ingest_paths
+    from .ingest import ingest_paths, keep_freed_memory
 
+    keep_freed_memory()
     labels = _pairs(label, "--label")
     if series_name is not None:
         if labels.get("var", series_name) != series_name:
