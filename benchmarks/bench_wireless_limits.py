@@ -11,7 +11,8 @@ trace in the page cache:
                        lines (TraceSource.chunks: what ingest does before parsing)
   +parse               that, and every chunk parsed by the wireless parser (its C fast path
                        where built, else the polars parser), on one thread
-  ingest, no facts     `tracekit ingest` with the stored facts (tracekit.materialise) skipped:
+  ingest, no facts     `tracekit ingest` with the stored facts (tracekit.materialise) skipped
+                       (and their connection, made ahead):
                        read, parse on two threads, write the Parquet parts, commit
   ingest               `tracekit ingest` into a fresh store
   +parse (before)      with --before: +parse run by another installation's python (e.g.
@@ -56,6 +57,7 @@ NO_FACTS = """
 import sys
 import tracekit.ingest
 tracekit.ingest.materialise_run = lambda *a, **k: []
+tracekit.ingest.Ahead = lambda *a, **k: None        # nor its connection made ahead
 from tracekit.cli import app
 sys.argv = ["tracekit", "ingest", *sys.argv[1:]]
 app()

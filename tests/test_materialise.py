@@ -313,3 +313,84 @@ def test_wired_packets_equal_a_group_by_of_the_data_events(runs, tmp_path):
                   plain, "stored")
         finally:
             close(con)
+
+
+def test_facts_on_the_connection_made_ahead(runs, tmp_path, monkeypatch):
+    """A big run's facts are computed on a connection made while it is parsed
+    (materialise.Ahead; here for every run: the size thresholds at 0): the parts equal those
+    of the store ingested the usual way, the connection is the one used, no spill directory
+    is left in the run, and a connection made for other definitions is not used."""
+    import tracekit.ingest as ing
+    from tracekit import materialise
+
+    data, ids = runs
+    monkeypatch.setattr(ing, "SMALL_RUN_BYTES", 0)
+    monkeypatch.setattr(materialise, "SMALL_RUN_BYTES", 0)
+    taken: list[bool] = []
+    real_take = materialise.Ahead.take
+
+    def take(self, key):
+        con = real_take(self, key)
+        taken.append(con is not None)
+        return con
+
+    monkeypatch.setattr(materialise.Ahead, "take", take)
+    for case in ("same", "other definitions"):
+        if case == "other definitions":
+            def make(self, real_make=materialise.Ahead._make):
+                real_make(self)
+                if self.con is not None:
+                    self.con.key = ("another definition",)
+
+            monkeypatch.setattr(materialise.Ahead, "_make", make)
+        taken.clear()
+        new = tmp_path / case.replace(" ", "-")
+        for name in ("dumbbell", "wireless"):
+            (res,) = ingest_paths(new, [ids[name][1]], flow_labels=NAMES if name == "dumbbell" else None)
+            assert res.status == "added" and res.run_id == ids[name][0], res.message
+            run = new / "runs" / f"run_id={res.run_id}"
+            assert not list(run.glob(".duckdb-spill*")), case
+            for t in FACT_TABLES:
+                part = next(run.glob(f"{t}-*.parquet"))
+                before = next((data / "runs" / f"run_id={res.run_id}").glob(f"{t}-*.parquet"))
+                assert part.name == before.name
+                con = duckdb.connect()
+                try:
+                    got, want = (con.execute(f"SELECT * FROM '{p}' ORDER BY ALL").fetchall() for p in (part, before))
+                finally:
+                    con.close()
+                assert got, (case, name, t)
+                _same(got, want, f"{case}: {name} {t}")       # (a mean's last bits: DuckDB's parallel sums)
+        assert taken == ([True, True] if case == "same" else [False, False]), case
+
+
+def test_a_failed_ingest_closes_the_connection_made_ahead(runs, tmp_path, monkeypatch):
+    """A bad line after the connection was started: the ingest fails with the line's error,
+    the store holds no run and no staging directory, and the thread is done."""
+    import threading
+
+    import tracekit.ingest as ing
+    from tracekit import materialise
+    from tracekit.errors import TraceLineError
+
+    monkeypatch.setattr(ing, "SMALL_RUN_BYTES", 0)
+    monkeypatch.setattr(materialise, "SMALL_RUN_BYTES", 0)
+    made: list = []
+    real_init = materialise.Ahead.__init__
+
+    def init(self, staging):
+        real_init(self, staging)
+        made.append(self)
+
+    monkeypatch.setattr(materialise.Ahead, "__init__", init)
+    lines = runs[1]["dumbbell"][1].read_text().splitlines(keepends=True)
+    bad = tmp_path / "bad.tr"
+    bad.write_text("".join(lines[:500] + ["r 1.0 0 1 tcp oops\n"] + lines[500:]))
+    store = Store(tmp_path / "store", create=True)
+    with pytest.raises(TraceLineError, match=":501:"):
+        ing.ingest_file(store, bad)
+    assert len(made) == 1
+    made[0].thread.join(5)
+    assert not made[0].thread.is_alive() and made[0].con is None
+    assert not list((tmp_path / "store" / "runs").glob("*")) and not list(store.staging_dir.glob("*"))
+    assert not [t for t in threading.enumerate() if t.name == "tracekit-facts-ahead"]

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .detect import detect_kind
-from .materialise import materialise_run
+from .materialise import SMALL_RUN_BYTES, Ahead, materialise_run
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
 from .parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, get_parser, lines_at
 from .parsers._lazy import polars as pl     # not imported by the wired fast path (0.1 s of start-up)
@@ -662,6 +662,16 @@ def ingest_file(
         raise
     # a plain file of one chunk is read, parsed and written here, without the threads
     one_chunk = src.compression == "none" and _regular_size(path) <= chunk_bytes
+    # a run whose parts will be too big for a kept connection (a trace 6 to 15 times its parts'
+    # size on the benchmarks' traces): the connection for its facts made while it is parsed
+    ahead = None
+    if facts and FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts and _regular_size(path) > 16 * SMALL_RUN_BYTES:
+        try:
+            ahead = Ahead(staging)
+        except BaseException:
+            store.discard(staging)
+            src.close()
+            raise
     writers = _Writers(staging, inline=one_chunk)
     keep: _TraceCopy | None = None
     parses = _Parses(parser, inline=one_chunk)
@@ -753,7 +763,9 @@ def ingest_file(
         }
         pq.write_table(_record_table(record), staging / "run.parquet")
         if facts:
-            materialise_run(store, staging, run_id, kind)   # the run's flow and packet facts, for the views
+            # the run's flow and packet facts, for the views (ahead: closed by it)
+            materialise_run(store, staging, run_id, kind, ahead)
+            ahead = None
         result.run_id = run_id
         result.size_bytes = src.size_bytes
         sim_id = all_labels.get("sim_id")
@@ -797,6 +809,11 @@ def ingest_file(
         if keep:
             try:
                 keep.close()
+            except Exception:
+                pass
+        if ahead is not None:
+            try:
+                ahead.close()
             except Exception:
                 pass
         store.discard(staging)

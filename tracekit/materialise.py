@@ -36,7 +36,51 @@ MEMORY_LIMIT = "500MB"
 SMALL_RUN_BYTES = 16 << 20
 
 
-def materialise_run(store: Store, staging: Path, run_id: str, kind: str) -> list[Path]:
+class Ahead:
+    """The connection a big run's facts are computed on (one that spills into `staging`, as
+    `_spilling` makes), made and its views defined on a thread while the run is parsed:
+    connecting and defining the views is ~0.1 s (import duckdb another 0.1 s) that would
+    otherwise come after the last chunk, when nothing else is left to do. DuckDB releases
+    the GIL while it binds them. Handed to materialise_run, which uses it for a run too big
+    for a kept connection and closes it in any case; `close` for a run that never gets there."""
+
+    def __init__(self, staging: Path):
+        self.staging = staging
+        self.con: _Connection | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._make, name="tracekit-facts-ahead", daemon=True)
+        self.thread.start()
+
+    def _make(self) -> None:
+        try:
+            import duckdb
+
+            files = sql_files()
+            spill = self.staging / ".duckdb-spill"
+            con = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)}), files)
+            con.key = tuple(fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES)
+            self.con = con
+        except BaseException as e:      # made again where it is needed; its error is raised there
+            self.error = e
+
+    def take(self, key: tuple) -> _Connection | None:
+        """The connection, if it was made for the definitions `key` (their hashes now)."""
+        self.thread.join()
+        con, self.con = self.con, None
+        if con is not None and con.key != key:
+            con.close()
+            con = None
+        return con
+
+    def close(self) -> None:
+        self.thread.join()
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+        shutil.rmtree(self.staging / ".duckdb-spill", ignore_errors=True)
+
+
+def materialise_run(store: Store, staging: Path, run_id: str, kind: str, ahead: Ahead | None = None) -> list[Path]:
     """Write the fact parts of the run staged in `staging` (its `<table>-NNNNN.parquet`
     parts and run.parquet), whose id will be `run_id`; nothing for a run of a trace kind
     without packets. Returns the files written.
@@ -45,18 +89,23 @@ def materialise_run(store: Store, staging: Path, run_id: str, kind: str) -> list
     find it a duplicate), nothing is computed if it has its parts; if it lacks them (ingested
     before they existed, or under another definition), they are computed here and moved
     into it, each by one rename (a reader sees a part whole or not at all)."""
-    if not (FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts):
-        return []
-    files = sql_files()
-    names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
-    present = store.run_dir(run_id)
-    if not store.has_whole_run(run_id):
-        return _compute(staging, run_id, files, names)
-    missing = [t for t in FACT_TABLES if not (present / names[t]).exists()]
-    if not missing:
-        return []
+    try:
+        if not (FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts):
+            return []
+        files = sql_files()
+        names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
+        present = store.run_dir(run_id)
+        if not store.has_whole_run(run_id):
+            return _compute(staging, run_id, files, names, ahead)
+        missing = [t for t in FACT_TABLES if not (present / names[t]).exists()]
+        if not missing:
+            return []
+        computed = _compute(staging, run_id, files, names, ahead)
+    finally:
+        if ahead is not None:
+            ahead.close()
     moved = []
-    for out in _compute(staging, run_id, files, names):
+    for out in computed:
         table = out.name.rsplit("-", 1)[0]
         if table in missing:
             try:
@@ -67,7 +116,7 @@ def materialise_run(store: Store, staging: Path, run_id: str, kind: str) -> list
     return moved
 
 
-def _compute(staging: Path, run_id: str, files, names: dict[str, str]) -> list[Path]:
+def _compute(staging: Path, run_id: str, files, names: dict[str, str], ahead: Ahead | None = None) -> list[Path]:
     import duckdb
 
     if sum(p.stat().st_size for p in staging.glob("*.parquet")) <= SMALL_RUN_BYTES:
@@ -86,6 +135,12 @@ def _compute(staging: Path, run_id: str, files, names: dict[str, str]) -> list[P
             _KEPT.give_back(kept)
             return written
     # spilling inside the staging directory, removed before the run is committed
+    made = ahead.take(tuple(names[t] for t in FACT_TABLES)) if ahead is not None else None
+    if made is not None:
+        try:
+            return _compute_on(made, staging, run_id, names)
+        finally:
+            made.close()
     with _spilling(staging, files) as con:
         return _compute_on(con, staging, run_id, names)
 
