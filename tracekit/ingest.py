@@ -664,14 +664,8 @@ def ingest_file(
     one_chunk = src.compression == "none" and _regular_size(path) <= chunk_bytes
     # a run whose parts will be too big for a kept connection (a trace 6 to 15 times its parts'
     # size on the benchmarks' traces): the connection for its facts made while it is parsed
-    ahead = None
-    if facts and FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts and _regular_size(path) > 16 * SMALL_RUN_BYTES:
-        try:
-            ahead = Ahead(staging)
-        except BaseException:
-            store.discard(staging)
-            src.close()
-            raise
+    want_ahead = facts and FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts and _regular_size(path) > 16 * SMALL_RUN_BYTES
+    ahead: Ahead | None = None
     writers = _Writers(staging, inline=one_chunk)
     keep: _TraceCopy | None = None
     parses = _Parses(parser, inline=one_chunk)
@@ -686,6 +680,9 @@ def ingest_file(
         if keep_trace:
             keep = _TraceCopy(staging / "trace.zst")
         for chunk, parse in chunks:
+            if want_ahead:      # here, inside the try: every way out closes it
+                want_ahead = False
+                ahead = Ahead(staging)
             if keep:
                 keep.write(chunk.data)
             res = parse.result()
