@@ -317,24 +317,40 @@ def test_wired_packets_equal_a_group_by_of_the_data_events(runs, tmp_path):
 
 def test_facts_on_the_connection_made_ahead(runs, tmp_path, monkeypatch):
     """A big run's facts are computed on a connection made while it is parsed
-    (materialise.Ahead; here for every run: the size thresholds at 0): the parts equal those
-    of the store ingested the usual way, the connection is the one used, no spill directory
-    is left in the run, and a connection made for other definitions is not used."""
+    (materialise.Ahead; here for every run: the size thresholds at 0), a wireless run's from
+    the lines kept as its chunks are written (sql/macros/is_wireless_fact_event), not from its
+    stored parts: the parts equal those of the store ingested the usual way (the new and the
+    old wireless format), the lines kept are exactly those the macro picks from the stored
+    events, the connection is the one used, no spill directory is left in the run, and a
+    connection made for other definitions is not used (the facts then read the parts)."""
     import tracekit.ingest as ing
     from tracekit import materialise
 
     data, ids = runs
+    d = tmp_path / "old-format"
+    d.mkdir()
+    _ns(str(TCL / "wireless.tcl"), "old", "DSR", str(d / "wireless-old.tr"), cwd=d)
+    reference = tmp_path / "reference"                              # the usual way (not the shared store)
+    (res,) = ingest_paths(reference, [d / "wireless-old.tr"])
+    assert res.status == "added", res.message
+    traces = {**ids, "wireless-old": (res.run_id, d / "wireless-old.tr")}
     monkeypatch.setattr(ing, "SMALL_RUN_BYTES", 0)
     monkeypatch.setattr(materialise, "SMALL_RUN_BYTES", 0)
     taken: list[bool] = []
-    real_take = materialise.Ahead.take
+    kept_rows: list[int | None] = []
+    real_take, real_compute_on = materialise.Ahead.take, materialise._compute_on
 
     def take(self, key):
-        con = real_take(self, key)
+        con, kept = real_take(self, key)
         taken.append(con is not None)
-        return con
+        return con, kept
+
+    def compute_on(con, staging, run_id, names, kept=None):
+        kept_rows.append(None if kept is None else sum(b.num_rows for b in kept))
+        return real_compute_on(con, staging, run_id, names, kept)
 
     monkeypatch.setattr(materialise.Ahead, "take", take)
+    monkeypatch.setattr(materialise, "_compute_on", compute_on)
     for case in ("same", "other definitions"):
         if case == "other definitions":
             def make(self, real_make=materialise.Ahead._make):
@@ -344,24 +360,50 @@ def test_facts_on_the_connection_made_ahead(runs, tmp_path, monkeypatch):
 
             monkeypatch.setattr(materialise.Ahead, "_make", make)
         taken.clear()
+        kept_rows.clear()
         new = tmp_path / case.replace(" ", "-")
-        for name in ("dumbbell", "wireless"):
-            (res,) = ingest_paths(new, [ids[name][1]], flow_labels=NAMES if name == "dumbbell" else None)
-            assert res.status == "added" and res.run_id == ids[name][0], res.message
+        names = ("dumbbell", "wireless", "wireless-old")
+        for name in names:
+            (res,) = ingest_paths(new, [traces[name][1]], flow_labels=NAMES if name == "dumbbell" else None)
+            assert res.status == "added" and res.run_id == traces[name][0], res.message
             run = new / "runs" / f"run_id={res.run_id}"
             assert not list(run.glob(".duckdb-spill*")), case
             for t in FACT_TABLES:
                 part = next(run.glob(f"{t}-*.parquet"))
-                before = next((data / "runs" / f"run_id={res.run_id}").glob(f"{t}-*.parquet"))
+                before = next((reference if name == "wireless-old" else data).glob(f"runs/run_id={res.run_id}/{t}-*.parquet"))
                 assert part.name == before.name
                 con = duckdb.connect()
                 try:
-                    got, want = (con.execute(f"SELECT * FROM '{p}' ORDER BY ALL").fetchall() for p in (part, before))
+                    got, want = (con.execute(f"SELECT * FROM read_parquet('{p}', hive_partitioning = false) ORDER BY ALL").fetchall()
+                                 for p in (part, before))
                 finally:
                     con.close()
                 assert got, (case, name, t)
                 _same(got, want, f"{case}: {name} {t}")       # (a mean's last bits: DuckDB's parallel sums)
-        assert taken == ([True, True] if case == "same" else [False, False]), case
+        if case == "same":
+            assert taken == [True, True, True]
+            # the lines kept: a wired run none, a wireless run those the macro picks
+            picked = [_rows(new, f"SELECT count(*) FROM wireless_events WHERE run_id = '{traces[n][0]}' "
+                                 "AND is_wireless_fact_event(layer, event)")[0][0] for n in names[1:]]
+            assert kept_rows == [0, *picked] and min(picked) > 100, (kept_rows, picked)
+            total = _rows(new, f"SELECT count(*) FROM wireless_events WHERE run_id = '{traces['wireless'][0]}'")[0][0]
+            assert picked[0] < total / 2
+        else:
+            assert taken == [False, False, False] and kept_rows == [None, None, None]
+
+
+def test_dictionary_codes_with_nulls():
+    """materialise._codes: a dictionary column's codes as numpy, a NULL the code after the
+    last value; an offset slice keeps its own codes."""
+    import pyarrow as pa
+
+    from tracekit.materialise import _codes
+
+    col = pa.array(["AGT", None, "RTR", "AGT", "MAC"]).dictionary_encode()
+    codes, values = _codes(col)
+    assert [values[c] for c in codes] == ["AGT", None, "RTR", "AGT", "MAC"]
+    codes, values = _codes(col.slice(2, 3))
+    assert [values[c] for c in codes] == ["RTR", "AGT", "MAC"]
 
 
 def test_a_failed_ingest_closes_the_connection_made_ahead(runs, tmp_path, monkeypatch):

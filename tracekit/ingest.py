@@ -165,6 +165,7 @@ class _Writers:
         self.directory = directory
         self.pool = _Inline() if inline else ThreadPoolExecutor(max_workers=self.THREADS, thread_name_prefix="tracekit-write")
         self.pending: list = []
+        self.keep: Callable[[str, pa.Table], None] | None = None     # each part's table, once written
         self.parts: dict[str, int] = {}
         self.rows: dict[str, int] = {}
 
@@ -178,7 +179,7 @@ class _Writers:
         _stored_schema(table)            # made once, here, not by two writer threads at once
         # conformed to the schema on the writer thread too: the casts of a wireless chunk's
         # many columns are no small part of the work
-        self.pending.append(self.pool.submit(_store_part, frame, table, path))
+        self.pending.append(self.pool.submit(_store_part, frame, table, path, self.keep))
         self.rows[table] = self.rows.get(table, 0) + height
         while len(self.pending) > self.MAX_PENDING:
             self.pending.pop(0).result()
@@ -247,10 +248,13 @@ def _stored_schema(table: str) -> pa.Schema:
     return _STORED[table]
 
 
-def _store_part(frame: Frame, table: str, path: Path) -> None:
+def _store_part(frame: Frame, table: str, path: Path, keep: Callable[[str, pa.Table], None] | None = None) -> None:
     """`frame` with its table's columns, in order, of their stored types (a column the parser
-    does not give is stored as nulls), written to `path`."""
-    _write_part(_conform(frame, table), path)
+    does not give is stored as nulls), written to `path`, then handed to `keep`."""
+    stored = _conform(frame, table)
+    _write_part(stored, path)
+    if keep is not None:
+        keep(table, stored)
 
 
 def _conform(frame: Frame, table: str) -> pa.Table:
@@ -683,6 +687,7 @@ def ingest_file(
             if want_ahead:      # here, inside the try: every way out closes it
                 want_ahead = False
                 ahead = Ahead(staging)
+                writers.keep = ahead.keep
             if keep:
                 keep.write(chunk.data)
             res = parse.result()
