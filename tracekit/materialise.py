@@ -83,7 +83,8 @@ class Ahead:
             self.con = con
         except BaseException as e:      # made again where it is needed; its error is raised there
             self.error = e
-            self.kept = None
+            with self.guard:
+                self.kept, self.pending = None, []
         finally:
             self.ready.set()
 
