@@ -16,7 +16,7 @@ import shutil
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from .columns import FACT_TABLES, RAW_COLUMNS, TABLE_NAMES
 from .parsers import FORMATS
@@ -50,11 +50,9 @@ class Ahead:
     from every line of the stored parts, decoded again (on wireless-new-256s.tr the step's
     queries take ~0.09 s instead of ~0.24 s; picking the rows, ~1 ms a chunk on a writer
     thread). A chunk's rows are picked by the codes of its `layer` and `event` dictionaries:
-    the macro is evaluated by DuckDB once for each pair of their values, not on every line."""
-
-    # chunks a writer hands over before the connection is ready are kept whole; beyond this
-    # many, the writer waits for it
-    MAX_PENDING = 16
+    the macro is evaluated by DuckDB (a small connection of its own, ready before the facts'
+    one is) once for each pair of their values, not on every line. Anything going wrong
+    there: nothing is kept, and the facts read the stored parts as before."""
 
     def __init__(self, staging: Path):
         self.staging = staging
@@ -62,9 +60,8 @@ class Ahead:
         self.error: BaseException | None = None
         self.guard = threading.Lock()
         self.kept: list | None = []         # the facts' rows (Arrow record batches); None: not kept
-        self.pending: list = []             # whole chunks, until the connection is ready
         self.pairs: dict[tuple, bool] = {}      # (layer, event) -> whether its lines are kept
-        self.ready = threading.Event()
+        self.macro: Any = None              # a connection of its own that evaluates the macro
         self.thread = threading.Thread(target=self._make, name="tracekit-facts-ahead", daemon=True)
         self.thread.start()
 
@@ -76,32 +73,20 @@ class Ahead:
             spill = self.staging / ".duckdb-spill"
             con = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)}), files)
             con.key = tuple(fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES)
-            macro = next(f for f in files if f.name == "is_wireless_fact_event")
-            con.con.execute(macro.text)
-            import pyarrow.compute  # noqa: F401  (the picking's take: 40 ms of import, here rather than on a writer)
-
             self.con = con
+            import pyarrow.compute  # noqa: F401  (the picking's take: 40 ms of import, here rather than on a writer)
         except BaseException as e:      # made again where it is needed; its error is raised there
             self.error = e
-            with self.guard:
-                self.kept, self.pending = None, []
-        finally:
-            self.ready.set()
+            self.kept = None
 
     def keep(self, table: str, frame) -> None:
         """A chunk's stored table, as a writer thread wrote it: its rows the facts read kept."""
         if table != "wireless_events" or self.kept is None:
             return
-        if not self.ready.is_set():
-            with self.guard:
-                if len(self.pending) < self.MAX_PENDING:
-                    self.pending.append(frame)
-                    return
-            self.ready.wait()
-        with self.guard:
-            waiting, self.pending = self.pending, []
-        for f in [*waiting, frame]:
-            self._pick(f)
+        try:
+            self._pick(frame)
+        except Exception:       # not kept after all: the facts read the stored parts
+            self.kept = None
 
     def _pick(self, frame) -> None:
         import numpy as np
@@ -114,10 +99,14 @@ class Ahead:
             event, ev = _codes(batch.column(batch.schema.get_field_index("event")))
             with self.guard:
                 new = list({(a, b) for a in lv for b in ev} - self.pairs.keys())
-                if new and self.con is None:
-                    return
                 if new:
-                    yes = {i for (i,) in self.con.con.execute(      # type: ignore[union-attr]
+                    if self.macro is None:
+                        import duckdb
+
+                        macro = duckdb.connect(":memory:", config={"threads": 1})
+                        macro.execute(next(f for f in sql_files() if f.name == "is_wireless_fact_event").text)
+                        self.macro = macro
+                    yes = {i for (i,) in self.macro.execute(
                         "SELECT i FROM range(?) r(i) "
                         "WHERE is_wireless_fact_event(CAST(? AS VARCHAR[])[i + 1], CAST(? AS VARCHAR[])[i + 1])",
                         [len(new), [a for a, _ in new], [b for _, b in new]]).fetchall()}
@@ -134,10 +123,7 @@ class Ahead:
         """The connection, if it was made for the definitions `key` (their hashes now), and
         the wireless rows kept (None: not kept, the facts read the stored parts)."""
         self.thread.join()
-        with self.guard:
-            waiting, self.pending = self.pending, []
-        for f in waiting:
-            self._pick(f)
+        self._close_macro()
         con, self.con = self.con, None
         if con is not None and con.key != key:
             con.close()
@@ -145,10 +131,16 @@ class Ahead:
         kept, self.kept = self.kept, None
         return con, kept if con is not None else None
 
+    def _close_macro(self) -> None:
+        with self.guard:
+            macro, self.macro = self.macro, None
+        if macro is not None:
+            macro.close()
+
     def close(self) -> None:
         self.thread.join()
         self.kept = None
-        self.pending = []
+        self._close_macro()
         if self.con is not None:
             self.con.close()
             self.con = None
