@@ -61,6 +61,7 @@ NO_FACTS = """
 import sys
 import tracekit.ingest
 tracekit.ingest.materialise_run = lambda *a, **k: None
+tracekit.ingest.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead (materialise.Ahead)
 from tracekit import cli
 sys.argv = ["tracekit", *sys.argv[1:]]
 getattr(cli, "entry_point", cli.main)()      # as the `tracekit` command runs it

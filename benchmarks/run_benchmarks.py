@@ -293,6 +293,7 @@ INGEST_NO_FACTS = """
 import sys
 import tracekit.ingest
 tracekit.ingest.materialise_run = lambda *a, **k: []
+tracekit.ingest.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead (materialise.Ahead)
 from tracekit import cli
 sys.argv = ["tracekit", "ingest", sys.argv[1], "--data", sys.argv[2]]
 getattr(cli, "entry_point", cli.main)()      # as the `tracekit` command runs it
