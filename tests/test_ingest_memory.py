@@ -39,7 +39,9 @@ def _faults(keep: bool) -> int:
 def test_freed_chunk_memory_is_reused():
     pages = 20 * 3 * (8 << 20) // 4096           # every page of every buffer, touched once
     without, kept = _faults(False), _faults(True)
-    # glibc's defaults give each round's buffers fresh pages (the heap trimmed after it)
-    assert without > 0.5 * pages, (without, pages)
     # kept: the first round's pages, reused by the 19 after it
     assert kept < 0.15 * pages, (kept, pages)
+    # glibc's defaults trim the heap after some rounds and fault the pages in again (how
+    # many rounds depends on what else the interpreter has put on its heap: 7 to 14 of the
+    # 20 seen here), so the settings save at least three quarters of those faults
+    assert kept < 0.25 * without, (kept, without, pages)

@@ -502,6 +502,11 @@ MACRO_CALLS = {   # a call of each scalar macro, and its expected value (by hand
     # (|3 - 1| + |2 - 3|) / 2; fewer than two values: NULL
     "mean_abs_step": ("[mean_abs_step([1.0, 3.0, 2.0]), mean_abs_step([5.0]), mean_abs_step(CAST([] AS DOUBLE[]))]",
                       [1.5, None, None]),
+    # an agent-layer line, or a drop at any layer
+    "is_wireless_fact_event": ("[is_wireless_fact_event('AGT', 's'), is_wireless_fact_event('RTR', 'd'), "
+                               "is_wireless_fact_event('MAC', 'r'), is_wireless_fact_event('RTR', 'f'), "
+                               "is_wireless_fact_event('AGT', 'r')]",
+                               [True, True, False, False, True]),
 }
 TABLE_MACRO_ARGS = {"throughput_series": "(0.5)", "flow_stats_window": "(0.0, 1.0)",
                     "flow_stats_in": "('run', NULL, NULL, NULL)"}
