@@ -45,3 +45,35 @@ def test_freed_chunk_memory_is_reused():
     # many rounds depends on what else the interpreter has put on its heap: 7 to 14 of the
     # 20 seen here), so the settings save at least three quarters of those faults
     assert kept < 0.25 * without, (kept, without, pages)
+
+
+POOL = """
+import sys
+from tracekit.cli import app
+sys.argv = ["tracekit", "ingest", sys.argv[1], "--data", sys.argv[2]]
+try:
+    app()
+except SystemExit as e:
+    assert not e.code, e.code
+import pyarrow
+print(pyarrow.default_memory_pool().backend_name)
+"""
+
+
+@pytest.mark.parametrize("given, expected", [(None, "system"), ("jemalloc", "jemalloc")])
+def test_ingest_takes_arrows_buffers_from_malloc_unless_told(tmp_path, ns_traces, given, expected):
+    """`tracekit ingest` has Arrow allocate with glibc's malloc (whose freed memory
+    keep_freed_memory keeps), not with its default mimalloc; a pool the user names in
+    ARROW_DEFAULT_MEMORY_POOL is kept."""
+    import os
+
+    import pyarrow
+
+    if expected not in pyarrow.supported_memory_backends():
+        pytest.skip(f"this pyarrow has no {expected}")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if given:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = given
+    out = subprocess.run([sys.executable, "-c", POOL, str(ns_traces["wired_plain"]), str(tmp_path / "store")],
+                         capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split()[-1] == expected, out
