@@ -194,7 +194,7 @@ def ingest(
     # Arrow's buffers from glibc's malloc (before pyarrow is imported: Arrow reads this once),
     # which keep_freed_memory() then makes reuse the memory a chunk's buffers free for the
     # next chunk's; Arrow's default, mimalloc, has the kernel zero fresh pages for them
-    # (issue 16: CPU -0.19 s, wall -0.10 s on a 400 MB wireless trace; benchmarks/README.md)
+    # (issue 16: wall 1.85 -> 1.77 s, CPU 3.15 -> 3.00 s on a 400 MB wireless trace; benchmarks/README.md)
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     from .ingest import ingest_paths, keep_freed_memory
 
