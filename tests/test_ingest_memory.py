@@ -5,6 +5,7 @@ faults (the kernel's own count), in a fresh interpreter with and without the set
 the allocation pattern of an ingest's chunks (a few 8 MiB buffers alive at once, then freed)."""
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -65,8 +66,6 @@ def test_ingest_takes_arrows_buffers_from_malloc_unless_told(tmp_path, ns_traces
     """`tracekit ingest` has Arrow allocate with glibc's malloc (whose freed memory
     keep_freed_memory keeps), not with its default mimalloc; a pool the user names in
     ARROW_DEFAULT_MEMORY_POOL is kept."""
-    import os
-
     import pyarrow
 
     if expected not in pyarrow.supported_memory_backends():
