@@ -8,10 +8,12 @@ a store mixing runs with and without parts, a part of another definition, a dama
 and a relabel are handled."""
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -404,6 +406,35 @@ def test_dictionary_codes_with_nulls():
     assert [values[c] for c in codes] == ["AGT", None, "RTR", "AGT", "MAC"]
     codes, values = _codes(col.slice(2, 3))
     assert [values[c] for c in codes] == ["RTR", "AGT", "MAC"]
+    codes, values = _codes(col.slice(1, 3))           # a NULL at an offset slice's start
+    assert [values[c] for c in codes] == [None, "RTR", "AGT"]
+
+
+def test_kept_rows_are_picked_without_importing_pyarrow_compute(runs, tmp_path):
+    """A big wireless run's fact rows are picked by Arrow's take from pyarrow's compiled
+    compute module (materialise._compute_function): pyarrow.compute, whose Python wrappers
+    cost ~80 ms of CPU to make on a thread running beside the parse, is not imported, and the
+    rows are kept (the facts computed from them)."""
+    _, ids = runs
+    code = ("import sys\n"
+            "import tracekit.ingest as ing\n"
+            "from tracekit import materialise\n"
+            "from tracekit.store import Store\n"
+            "ing.SMALL_RUN_BYTES = materialise.SMALL_RUN_BYTES = 0\n"
+            "kept = []\n"
+            "real = materialise._compute_on\n"
+            "def compute_on(con, staging, run_id, names, rows=None):\n"
+            "    kept.append(sum(b.num_rows for b in rows) if rows else 0)\n"
+            "    return real(con, staging, run_id, names, rows)\n"
+            "materialise._compute_on = compute_on\n"
+            f"r = ing.ingest_file(Store({str(tmp_path / 's')!r}, create=True), {str(ids['wireless'][1])!r})\n"
+            "import json\n"
+            "print(json.dumps([r.status, kept, 'pyarrow.compute' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    status, kept, imported = json.loads(out.stdout.splitlines()[-1])
+    assert status == "added" and not imported, out.stdout
+    assert len(kept) == 1 and kept[0] > 100, out.stdout
 
 
 def test_a_failed_ingest_closes_the_connection_made_ahead(runs, tmp_path, monkeypatch):

@@ -74,7 +74,7 @@ class Ahead:
             con = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)}), files)
             con.key = tuple(fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES)
             self.con = con
-            import pyarrow.compute  # noqa: F401  (the picking's take: 40 ms of import, here rather than on a writer)
+            _compute_function("take")      # (its import here rather than on a writer)
         except BaseException as e:      # made again where it is needed; its error is raised there
             self.error = e
             self.kept = None
@@ -114,7 +114,8 @@ class Ahead:
                 table = np.array([[self.pairs[(a, b)] for b in ev] for a in lv], dtype=bool).reshape(len(lv), len(ev))
             rows_kept = np.flatnonzero(table[layer, event]).astype(np.int64)
             if len(rows_kept):
-                picked = batch.take(pa.Array.from_buffers(pa.int64(), len(rows_kept), [None, pa.py_buffer(rows_kept)]))
+                picked = _compute_function("take").call(
+                    [batch, pa.Array.from_buffers(pa.int64(), len(rows_kept), [None, pa.py_buffer(rows_kept)])])
                 with self.guard:
                     if self.kept is not None:
                         self.kept.append(picked)
@@ -147,6 +148,20 @@ class Ahead:
         shutil.rmtree(self.staging / ".duckdb-spill", ignore_errors=True)
 
 
+def _compute_function(name: str):
+    """Arrow's compute function `name`, from pyarrow's compiled compute module: what
+    `batch.take` and `pyarrow.compute` call, without importing pyarrow.compute, whose
+    Python wrappers of every function take ~60 ms of CPU to make (measured alone), holding
+    the GIL, on a thread that runs while the chunks parse (benchmarks/README.md)."""
+    try:
+        from pyarrow._compute import get_function
+    except ImportError:         # a pyarrow without it: the public module (the same function)
+        import pyarrow.compute as pc
+
+        return pc.get_function(name)
+    return get_function(name)
+
+
 def _codes(col) -> tuple:
     """A dictionary column's codes (numpy, no copy where it has no nulls) and its values, a
     NULL the code after the last value."""
@@ -154,16 +169,15 @@ def _codes(col) -> tuple:
 
     values = col.dictionary.to_pylist()
     idx = col.indices
-    if idx.null_count:
-        import pyarrow.compute as pc
-
-        idx = pc.fill_null(idx, len(values))
-        values = [*values, None]
     import pyarrow as pa
 
     t = idx.type
     dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
     codes = np.frombuffer(idx.buffers()[1], dtype=dtype, count=len(idx) + idx.offset)[idx.offset:]
+    if idx.null_count:      # (numpy: pa.scalar, for Arrow's fill_null, imports pandas)
+        valid = np.unpackbits(np.frombuffer(idx.buffers()[0], dtype=np.uint8), bitorder="little")
+        codes = np.where(valid[idx.offset:idx.offset + len(idx)].astype(bool), codes.astype(np.int64), len(values))
+        values = [*values, None]
     return codes, values
 
 
