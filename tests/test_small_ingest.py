@@ -30,6 +30,7 @@ from tracekit import materialise
 from tracekit.columns import FACT_TABLES
 from tracekit.parsers import as_polars, comment_lines, wired
 from tracekit.sources import PEEK_BYTES
+from tracekit.sqlfiles import definition_hash, fact_part_name, sql_files
 from tracekit.store import Store
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces"
@@ -165,6 +166,27 @@ def test_facts_stored_after_the_commit_several_runs_at_once_equal_those_stored_a
     r = ing.ingest_file(one, traces[1], keep_trace=True, facts=False)
     assert materialise.materialise_committed(one, [(r.run_id, r.kind)]) == 1
     assert _facts(tmp_path / "one", ref[1]) == _facts(tmp_path / "ref", ref[1])
+    # on fewer DuckDB threads (a sweep's ns-2 running beside): the queries run on that many,
+    # the same rows, and the kept connection is given back with its usual number
+    seen: list[tuple[int, int]] = []
+
+    def on_threads(con, store, work, run_ids, names):
+        seen.append((con.con.execute("SELECT current_setting('threads')").fetchone()[0], id(con)))
+        return real(con, store, work, run_ids, names)
+
+    monkeypatch.setattr(materialise, "_compute_runs", on_threads)
+    few = Store(tmp_path / "few", create=True)
+    r = ing.ingest_file(few, traces[1], keep_trace=True, facts=False)
+    assert materialise.materialise_committed(few, [(r.run_id, r.kind)], threads=1) == 1
+    assert _facts(tmp_path / "few", ref[1]) == _facts(tmp_path / "ref", ref[1])
+    assert seen[0][0] == 1
+    kept = materialise._KEPT.take(tuple(fact_part_name(t, definition_hash(sql_files(), t)) for t in FACT_TABLES),
+                                  sql_files())
+    try:
+        assert id(kept) == seen[0][1], "the connection used was given back"
+        assert kept.con.execute("SELECT current_setting('threads')").fetchone()[0] == materialise.THREADS
+    finally:
+        materialise._KEPT.give_back(kept)
 
 
 def _tables(store: Path, run_id: str) -> dict[str, pl.DataFrame]:

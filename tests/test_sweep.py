@@ -370,11 +370,13 @@ def test_the_facts_left_after_the_last_ns2_are_of_the_last_few_simulations(tmp_p
     from tracekit.experiments import sweep
 
     batches: list[list[str]] = []
+    threads: list[int | None] = []
     real = sweep._store_facts
 
-    def record(store, runs, *rest):
+    def record(store, runs, within=None, n_threads=None):
         batches.append([r for r, kind in runs if kind == "wired"])
-        return real(store, runs, *rest)
+        threads.append(n_threads)
+        return real(store, runs, within, n_threads)
 
     monkeypatch.setattr(sweep, "_store_facts", record)
     monkeypatch.setattr(sweep, "FACTS_BATCH", 100)       # no full batch: only the tail rule splits
@@ -385,6 +387,9 @@ def test_the_facts_left_after_the_last_ns2_are_of_the_last_few_simulations(tmp_p
     results = sweep.run_sims(specs, data, jobs=1)
     assert [r.status for r in results] == ["done"] * 5
     assert len(batches) >= 2 and 1 <= len(batches[-1]) <= 2, batches
+    # DuckDB's threads: while ns-2 runs, the cores it leaves (at least one); after the last
+    # simulation, the default (materialise.THREADS)
+    assert threads[-1] is None and all(t in (None, max(1, (os.cpu_count() or 1) - 1)) for t in threads), threads
     wired = {r for b in batches for r in b}
     assert sum(map(len, batches)) == len(wired) == 5
     for table in ("flow_facts", "packet_facts", "flow_run_facts"):

@@ -293,7 +293,8 @@ def _compute_on(con: _Connection, staging: Path, run_id: str, names: dict[str, s
     return written
 
 
-def materialise_committed(store: Store, runs: list[tuple[str, str]], staging_within: Path | None = None) -> int:
+def materialise_committed(store: Store, runs: list[tuple[str, str]], staging_within: Path | None = None,
+                          threads: int | None = None) -> int:
     """The fact parts of committed runs (run_id, trace kind) that lack them: a sweep's runs,
     ingested without them (`ingest_file(facts=False)`) and committed, so that the facts of
     several simulations are computed by one query per fact table (the planning of a query is
@@ -301,7 +302,9 @@ def materialise_committed(store: Store, runs: list[tuple[str, str]], staging_wit
     directory by one rename, as when a run is ingested again (materialise_run): until then,
     and for good if this never runs (a sweep killed meanwhile), the views compute the run's
     facts from its events, the same rows. Returns the number of runs given parts.
-    `staging_within`: a staging directory the caller holds, to compute them in (Store.new_staging)."""
+    `staging_within`: a staging directory the caller holds, to compute them in (Store.new_staging).
+    `threads`: DuckDB's threads for the queries, if not THREADS (a sweep whose ns-2 processes
+    leave fewer cores free: more threads than that would take the cores from ns-2)."""
     import duckdb
 
     files = sql_files()
@@ -314,7 +317,14 @@ def materialise_committed(store: Store, runs: list[tuple[str, str]], staging_wit
     try:
         kept = _KEPT.take(tuple(names[t] for t in FACT_TABLES), files)
         try:
-            parts = _compute_runs(kept, store, work, todo, names)
+            if threads is not None and threads != THREADS:
+                kept.con.execute(f"SET threads = {max(1, int(threads))}")
+                try:
+                    parts = _compute_runs(kept, store, work, todo, names)
+                finally:
+                    kept.con.execute(f"SET threads = {THREADS}")      # as a kept connection is
+            else:
+                parts = _compute_runs(kept, store, work, todo, names)
         except duckdb.OutOfMemoryException:        # one run at a time, on a connection that spills
             _KEPT.drop(kept)
             parts = {}

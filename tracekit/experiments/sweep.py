@@ -306,10 +306,11 @@ STAGED_AHEAD = 4
 FACTS_CHUNK = 64
 
 
-def _store_facts(store: Store, runs: list[tuple[str, str]], within: Path | None = None) -> None:
+def _store_facts(store: Store, runs: list[tuple[str, str]], within: Path | None = None,
+                 threads: int | None = None) -> None:
     from ..materialise import materialise_committed
 
-    materialise_committed(store, runs, staging_within=within)
+    materialise_committed(store, runs, staging_within=within, threads=threads)
 
 
 def _import_ingest() -> None:
@@ -405,8 +406,12 @@ def run_sims(
                     if no_facts and (no_facts_sims >= FACTS_BATCH or (left <= FACTS_TAIL and not tail_sent)
                                      or (exhausted and not sims and not ingests)):
                         tail_sent = left <= FACTS_TAIL
+                        # DuckDB's threads: while simulations run, the cores their ns-2 leave
+                        # (one at -j 1 on 2 cores: a second thread would take ns-2's core)
+                        threads = max(1, (os.cpu_count() or 1) - jobs) if sims else None
                         for i in range(0, len(no_facts), FACTS_CHUNK):     # a resumed sweep's may be many
-                            facts.add(ingest_pool.submit(_store_facts, store, no_facts[i:i + FACTS_CHUNK], sweep_work))
+                            facts.add(ingest_pool.submit(_store_facts, store, no_facts[i:i + FACTS_CHUNK], sweep_work,
+                                                         threads))
                         no_facts, no_facts_sims = [], 0
                     if not sims and not ingests and not facts:
                         break
