@@ -80,3 +80,40 @@ def timed(cmd: Sequence[Arg], stdout: Arg | None = None, capture: bool = False, 
         raise Failed(f"failed ({code}): {' '.join(args)}\n{msg}")
     err.close()
     return Proc(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, out)
+
+
+def timed_together(cmds: Sequence[Sequence[Arg]]) -> Proc:
+    """Commands started at once, each a whole process from neutral_cwd() (as `timed` runs
+    one): the wall time until the last one ends, their CPU times summed, the largest peak
+    RSS; Failed with the first failure's stderr."""
+    procs: list[tuple[list[str], subprocess.Popen]] = []
+    errs: list = []
+    failed: list[str] = []
+    cpu, rss = 0.0, 0
+    t0 = time.perf_counter()
+    try:
+        for cmd in cmds:
+            args = [str(Path(a).resolve()) if isinstance(a, os.PathLike) else str(a) for a in cmd]
+            errs.append(tempfile.TemporaryFile())
+            procs.append((args, subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=errs[-1], cwd=neutral_cwd())))
+        for (args, p), err in zip(procs, errs):
+            _, status, ru = os.wait4(p.pid, 0)
+            p.returncode = code = os.waitstatus_to_exitcode(status)
+            cpu += ru.ru_utime + ru.ru_stime
+            rss = max(rss, ru.ru_maxrss * 1024)
+            if code != 0:
+                err.seek(0)
+                failed.append(f"failed ({code}): {' '.join(args)}\n{err.read().decode(errors='replace')[-2000:]}")
+        wall = time.perf_counter() - t0
+    except BaseException:
+        for _, p in procs:
+            if p.returncode is None:
+                p.kill()
+                p.wait()
+        raise
+    finally:
+        for err in errs:
+            err.close()
+    if failed:
+        raise Failed(failed[0])
+    return Proc(wall, cpu, rss, b"")
