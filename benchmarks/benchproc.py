@@ -52,11 +52,23 @@ class Proc(NamedTuple):
 Arg = Union[str, os.PathLike]
 
 
+def _args(cmd: Sequence[Arg]) -> list[str]:
+    """A command's arguments as strings, Path arguments resolved (it runs from neutral_cwd())."""
+    return [str(Path(a).resolve()) if isinstance(a, os.PathLike) else str(a) for a in cmd]
+
+
+def _failure(code: int, args: list[str], err) -> str:
+    """What Failed says of a command that exited with `code`: it and the end of its stderr
+    (`err`, the temporary file it wrote to)."""
+    err.seek(0)
+    return f"failed ({code}): {' '.join(args)}\n{err.read().decode(errors='replace')[-2000:]}"
+
+
 def timed(cmd: Sequence[Arg], stdout: Arg | None = None, capture: bool = False, env: dict | None = None) -> Proc:
     """Run `cmd` (Path arguments resolved) from neutral_cwd(); raise Failed with the end of
     its stderr if it fails. stdout: a file to write it to; capture: return it in Proc.out;
     else it is discarded."""
-    args = [str(Path(a).resolve()) if isinstance(a, os.PathLike) else str(a) for a in cmd]
+    args = _args(cmd)
     out_f = open(Path(stdout).resolve(), "wb") if stdout is not None else None
     sink = out_f if out_f is not None else (subprocess.PIPE if capture else subprocess.DEVNULL)
     err = tempfile.TemporaryFile()
@@ -73,12 +85,11 @@ def timed(cmd: Sequence[Arg], stdout: Arg | None = None, capture: bool = False, 
     finally:
         if out_f is not None:
             out_f.close()
-    if code != 0:
-        err.seek(0)
-        msg = err.read().decode(errors="replace")[-2000:]
+    try:
+        if code != 0:
+            raise Failed(_failure(code, args, err))
+    finally:
         err.close()
-        raise Failed(f"failed ({code}): {' '.join(args)}\n{msg}")
-    err.close()
     return Proc(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, out)
 
 
@@ -93,7 +104,7 @@ def timed_together(cmds: Sequence[Sequence[Arg]]) -> Proc:
     t0 = time.perf_counter()
     try:
         for cmd in cmds:
-            args = [str(Path(a).resolve()) if isinstance(a, os.PathLike) else str(a) for a in cmd]
+            args = _args(cmd)
             errs.append(tempfile.TemporaryFile())
             procs.append((args, subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=errs[-1], cwd=neutral_cwd())))
         for (args, p), err in zip(procs, errs):
@@ -102,8 +113,7 @@ def timed_together(cmds: Sequence[Sequence[Arg]]) -> Proc:
             cpu += ru.ru_utime + ru.ru_stime
             rss = max(rss, ru.ru_maxrss * 1024)
             if code != 0:
-                err.seek(0)
-                failed.append(f"failed ({code}): {' '.join(args)}\n{err.read().decode(errors='replace')[-2000:]}")
+                failed.append(_failure(code, args, err))
         wall = time.perf_counter() - t0
     except BaseException:
         for _, p in procs:
