@@ -363,17 +363,14 @@ def _halves(trace: Path, scratch: Path) -> list[Path]:
         with open(trace, "rb") as f:
             f.seek(trace.stat().st_size // 2)
             f.readline()
-            cut = f.tell()
+            left = f.tell()                 # the first half's bytes
             f.seek(0)
-            for p, n in zip(out, (cut, None)):
-                with open(p, "wb") as o:
-                    while n is None or n > 0:
-                        b = f.read(1 << 24 if n is None else min(n, 1 << 24))
-                        if not b:
-                            break
-                        o.write(b)
-                        if n is not None:
-                            n -= len(b)
+            with open(out[0], "wb") as o:
+                while left > 0 and (b := f.read(min(left, 1 << 24))):
+                    o.write(b)
+                    left -= len(b)
+            with open(out[1], "wb") as o:
+                shutil.copyfileobj(f, o, 1 << 24)
     return out
 
 
