@@ -6,7 +6,7 @@ import sys
 LIBRARY = ["tracekit.sources", "tracekit.detect", "tracekit.parsers", "tracekit.parsers.wired",
            "tracekit.parsers.tcpvar", "tracekit.parsers.queue", "tracekit.parsers.red", "tracekit.parsers.wireless",
            "tracekit.store", "tracekit.ingest", "tracekit.query", "tracekit.schema", "tracekit.output",
-           "tracekit.tracemeta", "tracekit.experiments", "tracekit.experiments.sweep"]
+           "tracekit.tracemeta", "tracekit.experiments", "tracekit.experiments.sweep", "tracekit.memory"]
 
 
 def test_library_does_not_import_cli_or_ui():

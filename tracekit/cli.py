@@ -191,14 +191,10 @@ def ingest(
 
     Example: tracekit ingest out.tr cwnd.tr.gz --label variant=Reno --flow-label 1=Reno
     """
-    # Arrow's buffers from glibc's malloc (before pyarrow is imported: Arrow reads this once),
-    # which keep_freed_memory() then makes reuse the memory a chunk's buffers free for the
-    # next chunk's; Arrow's default, mimalloc, has the kernel zero fresh pages for them
-    # (issue 16: wall 1.85 -> 1.77 s, CPU 3.15 -> 3.00 s on a 400 MB wireless trace; benchmarks/README.md)
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    from .ingest import ingest_paths, keep_freed_memory
+    from .memory import for_ingest
 
-    keep_freed_memory()
+    for_ingest()        # before pyarrow is imported (tracekit.memory)
+    from .ingest import ingest_paths
     labels = _pairs(label, "--label")
     if series_name is not None:
         if labels.get("var", series_name) != series_name:
@@ -623,7 +619,9 @@ def run(
     Example: tracekit run cbr-variants --set variant=Vegas --set cbr_rate_mbps=4 --seed 2
     """
     from .experiments.sweep import make_spec, run_sims
+    from .memory import for_ingest
 
+    for_ingest()        # as tracekit ingest (tracekit.memory)
     spec = make_spec(scenario, _pairs(set_, "--set"), seed)
     results = run_sims([spec], _data(data), jobs=1, keep_traces=keep_traces, resume=True, ns_binary=ns)
     r = results[0]
@@ -724,6 +722,9 @@ def _run_with_progress(specs, data_dir: Path, jobs: int, keep_traces: bool, ns: 
                 counts["done"] += 1
 
         if scheduler is None:
+            from .memory import for_ingest
+
+            for_ingest()    # this process ingests, as tracekit ingest does (tracekit.memory)
             run_sims(specs, data_dir, jobs=jobs or None, keep_traces=keep_traces, on_start=started, on_result=finished, ns_binary=ns)
         else:
             from .experiments.cluster import run_sims_cluster     # imports dask: only here

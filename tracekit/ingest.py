@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from . import __version__
 from .detect import detect_kind
 from .materialise import SMALL_RUN_BYTES, Ahead, materialise_run
+from .memory import keep_freed_memory  # noqa: F401  (re-exported: tracekit ingest's malloc settings)
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
 from .parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, get_parser, lines_at
 from .parsers._lazy import polars as pl     # not imported by the wired fast path (0.1 s of start-up)
@@ -574,31 +575,6 @@ def _regular_size(path: Path) -> float:
     except OSError:
         return math.inf
     return st.st_size if stat.S_ISREG(st.st_mode) else math.inf
-
-
-# glibc's mallopt parameters (malloc.h)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-
-
-def keep_freed_memory() -> None:
-    """For a process that ingests big traces (`tracekit ingest`): glibc's malloc keeps what
-    a chunk's buffers freed for the next chunk's, instead of handing it back to the kernel
-    and faulting fresh zeroed pages in again for every chunk. By default it serves blocks of
-    the chunks' size (MiBs) from mmap until it has freed one, and trims the heap's top as
-    soon as 16 MiB or so of it is free: on wireless-new-256s.tr, 83,000 page faults instead
-    of 58,000 and ~0.1 s more CPU (benchmarks/README.md). Blocks under 32 MiB (glibc's
-    largest mmap threshold) now come from the heap, and the heap is trimmed beyond 256 MiB
-    free. Process-wide; a no-op where the C library has no mallopt (or refuses the first
-    setting: setting the trim threshold alone would fix the mmap threshold at its 128 KiB
-    start, far worse)."""
-    try:
-        import ctypes
-
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    if mallopt(_M_MMAP_THRESHOLD, 32 << 20) == 1:
-        mallopt(_M_TRIM_THRESHOLD, 256 << 20)
 
 
 _WARMED: list = []
