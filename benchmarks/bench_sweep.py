@@ -46,7 +46,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchproc import timed  # noqa: E402
+from benchproc import file_create_us, timed  # noqa: E402
+# the control (the same simulations with ns-2 alone, as run_benchmarks.py runs it) and the
+# drivers' common parts
+from run_benchmarks import AS_THE_CLI, NS_ONLY_DRIVER, PROMPT_EXIT, SIM_COPIES  # noqa: E402
 
 GRID = ["variant=Tahoe,Reno,Newreno,Vegas", "cbr_rate_mbps=1:10:1"]
 SCENARIO = "cbr-variants"
@@ -54,7 +57,7 @@ SCENARIO = "cbr-variants"
 # the timeline: each simulation's ns-2 start and end from SimResult.ns_start_unix_s /
 # ns_end_unix_s (time.time() around run_scenario_traces), or, for a tracekit without them,
 # from a wrapper of runner._run_ns (the same ns-2 process, ~1 ms less of checks around it)
-SWEEP_DRIVER = """
+SWEEP_DRIVER = AS_THE_CLI + """
 import json, sys, time
 from tracekit.experiments.sweep import SimResult, parse_grid, plan_sweep, run_sims
 imported = time.time()
@@ -81,14 +84,12 @@ print(json.dumps({"n": len(res), "done": sum(r.status == "done" for r in res),
                   "last_ns_end_unix_s": max(b for _, b in spans), "returned_unix_s": returned}))
 """
 
-# the control: the same simulations with ns-2 alone, as run_benchmarks.py runs it
-from run_benchmarks import NS_ONLY_DRIVER, PROMPT_EXIT, SIM_COPIES  # noqa: E402
 
 # one simulation's traces (ns-2 run once), then their ingest, as run_sims does it, n times in
 # a warm process into one store: each copy with a comment line of its own on top (other runs:
 # not duplicates); the stored facts at each ingest, or (a tracekit with sweep.FACTS_BATCH) of
 # FACTS_BATCH simulations at once after their commits
-WARM_DRIVER = """
+WARM_DRIVER = AS_THE_CLI + """
 import json, sys, time
 from pathlib import Path
 from tracekit.experiments import sweep
@@ -158,6 +159,11 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--warm-sims", type=int, default=24, help="simulations' worth of warm ingest (the floor)")
     ap.add_argument("--json", type=Path, help="write the raw figures here")
+    ap.add_argument("--scratch", type=Path, default=Path(__file__).resolve().parent / "data",
+                    help="where the stores are made (default benchmarks/data/, as run_benchmarks.py's). Not "
+                         "/tmp by default: on the root file system of the machine measured (ext4 without a "
+                         "journal) a file created in /tmp cost 0.4-1 ms of kernel CPU against ~15 us in a "
+                         "fresh directory (benchmarks/README.md, \"The sweep\"), and a sweep creates ~26 files a simulation")
     a = ap.parse_args()
     pythons, envs = {}, {}
     for spec in a.python or [f"tracekit={sys.executable}"]:
@@ -169,7 +175,8 @@ def main() -> None:
     jobs = [int(j) for j in a.jobs.split(",")]
     ns_name = next(iter(pythons))
     ns_py, ns_env = pythons[ns_name], envs[ns_name]
-    scratch = Path(tempfile.mkdtemp(prefix="tk-bench-sweep-"))
+    a.scratch.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="tk-bench-sweep-", dir=a.scratch))
     raw: dict = {"runs": [], "warm": [], "load": []}
 
     def fixed_of(d: str) -> dict:
@@ -178,13 +185,12 @@ def main() -> None:
     def sweep(name: str, d: str, j: int) -> dict:
         store = Path(tempfile.mkdtemp(prefix="store-", dir=scratch))
         out = scratch / "out.json"
-        try:
-            started = time.time()
-            p = timed([pythons[name], "-c", SWEEP_DRIVER + PROMPT_EXIT, store, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO],
-                      stdout=out, env=envs[name])
-            ended = time.time()
-        finally:
-            shutil.rmtree(store, ignore_errors=True)
+        # kept to the end of the run, as every directory below (benchproc.FS_PROBE)
+        create_us = file_create_us(scratch)
+        started = time.time()
+        p = timed([pythons[name], "-c", SWEEP_DRIVER + PROMPT_EXIT, store, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO],
+                  stdout=out, env=envs[name])
+        ended = time.time()
         r = json.loads(out.read_text())
         if r["done"] != r["n"]:
             raise SystemExit(f"sweep failed: {r}")
@@ -193,16 +199,13 @@ def main() -> None:
             timeline = {"head": r["first_ns_unix_s"] - started, "imports": r["imported_unix_s"] - started,
                         "middle": r["last_ns_end_unix_s"] - r["first_ns_unix_s"], "tail": ended - r["last_ns_end_unix_s"],
                         "exit": ended - r["returned_unix_s"]}
-        return {"wall": p.wall_s, "cpu": p.cpu_s, **r, **timeline}
+        return {"wall": p.wall_s, "cpu": p.cpu_s, "file_create_us": create_us, **r, **timeline}
 
     def ns_only(d: str, j: int) -> dict:
         work = Path(tempfile.mkdtemp(prefix="ns-", dir=scratch))
         out = scratch / "out.json"
-        try:
-            p = timed([ns_py, "-c", NS_ONLY_DRIVER, work, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO],
-                      stdout=out, env=ns_env)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        p = timed([ns_py, "-c", NS_ONLY_DRIVER, work, str(j), json.dumps(GRID), json.dumps(fixed_of(d)), SCENARIO],
+                  stdout=out, env=ns_env)
         return {"wall": p.wall_s, "cpu": p.cpu_s, **json.loads(out.read_text())}
 
     try:
@@ -221,7 +224,6 @@ def main() -> None:
             for name, py in pythons.items():
                 w = Path(tempfile.mkdtemp(prefix="warm-", dir=scratch))
                 p = timed([py, "-c", WARM_DRIVER, w, json.dumps(fixed_of(d)), str(a.warm_sims)], capture=True, env=envs[name])
-                shutil.rmtree(w, ignore_errors=True)
                 raw["warm"].append({"what": name, "duration": d, **json.loads(p.out)})
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -298,6 +300,11 @@ def report(raw: dict, pythons: dict, durations: list[str], jobs: list[int], reps
         print(f"| {w['duration']} | {w['what']} | {1000 * med([b['cpu'] for b in ns]) / ns[0]['n']:.0f} ms | "
               f"{1000 * w['wall']:.0f} ms | {1000 * w['cpu']:.0f} ms | {1000 * w['facts_cpu']:.0f} ms | "
               f"{w.get('batch') or 1} | {w['bytes'] / 1e6:.2f} MB |")
+    creates = [r["file_create_us"] for r in runs if "file_create_us" in r]
+    if creates:
+        print(f"\nMaking a file in the scratch directory, measured before each sweep ({len(creates)} times, "
+              f"benchproc.file_create_us): {med(creates):.0f} us of CPU each (from {min(creates):.0f} to {max(creates):.0f}); "
+              "a sweep makes ~26 files a simulation.")
 
 
 if __name__ == "__main__":

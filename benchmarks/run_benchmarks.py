@@ -59,7 +59,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from benchproc import PY, TK, Failed, Proc, neutral_cwd, timed, timed_together  # noqa: E402
+from benchproc import PY, TK, Failed, Proc, file_create_us, neutral_cwd, timed, timed_together  # noqa: E402
 import bench_wireless  # noqa: E402
 
 AWK_DIR = HERE / "awk"
@@ -430,7 +430,18 @@ def wireless_agree(gawk_out: str, store: Path) -> tuple[bool, int]:
     return tk == got, len(tk)
 
 
-SWEEP_DRIVER = """
+# what `tracekit run` / `tracekit sweep` do before anything else (tracekit.memory.for_ingest:
+# Arrow's buffers from glibc's malloc, freed memory kept), in a driver that calls run_sims or
+# the ingest itself; nothing in a tracekit from before it
+AS_THE_CLI = """
+try:
+    from tracekit.memory import for_ingest
+except ImportError:
+    def for_ingest():
+        pass
+for_ingest()
+"""
+SWEEP_DRIVER = AS_THE_CLI + """
 import json, sys, time
 from tracekit.experiments.sweep import parse_grid, plan_sweep, run_sims
 data, jobs, grids, fixed, scenario = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
@@ -448,18 +459,24 @@ print(json.dumps({"n": len(res), "failed": sum(r.status == "failed" for r in res
 
 
 NS_ONLY_DRIVER = """
-import json, sys, tempfile, shutil, time
+import json, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from tracekit.experiments.sweep import parse_grid, plan_sweep
 from tracekit.experiments import run_scenario_traces
 scratch, jobs, grids, fixed, scenario = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
 specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
+# one directory per thread, its trace files emptied and written again by each simulation (as
+# a sweep reuses its staging directories: nothing made or removed per simulation; a tracekit
+# without reuse_files: a directory per simulation, kept)
+mine = threading.local()
 def one(spec):
-    d = tempfile.mkdtemp(dir=scratch)
+    if not hasattr(mine, "d"):
+        mine.d = tempfile.mkdtemp(dir=scratch)
     try:
-        return sum(p.stat().st_size for p in run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, d))
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+        written = run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, mine.d, reuse_files=True)
+    except TypeError:
+        written = run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, tempfile.mkdtemp(dir=scratch))
+    return sum(p.stat().st_size for p in written)
 t0 = time.perf_counter()
 with ThreadPoolExecutor(jobs) as pool:
     sizes = list(pool.map(one, specs))
@@ -491,7 +508,7 @@ for i in range(n + 1):
 # (READ_PARSE_WRITE, per trace; no run record, no commit), then the least per-packet
 # group-by of the stored facts (FACTS_MIN, grouped by part as well) of all n packet traces in
 # one DuckDB query on a connection made before. process_time: every thread's CPU.
-FLOOR_SIM_DRIVER = """
+FLOOR_SIM_DRIVER = AS_THE_CLI + """
 import json, sys, time
 from pathlib import Path
 import tracekit.ingest
@@ -536,14 +553,11 @@ FLOOR_SIM_COPIES = 24
 
 def run_floor_sim(scratch: Path, fixed: dict = SWEEP_FIXED) -> dict:
     """The least tracekit spends on one of the sweep's simulations (FLOOR_SIM_DRIVER)."""
-    work = Path(tempfile.mkdtemp(prefix="tk-floor-sim-", dir=scratch))
+    work = Path(tempfile.mkdtemp(prefix="tk-floor-sim-", dir=scratch))     # kept to the end (benchproc.FS_PROBE)
     out = scratch / "floor-sim.json"
-    try:
-        timed([PY, "-c", FLOOR_SIM_DRIVER, work, json.dumps(fixed), SWEEP_SCENARIO, str(FLOOR_SIM_COPIES),
-               FACTS_MIN_SIMS], stdout=out)
-        return json.loads(out.read_text())
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    timed([PY, "-c", FLOOR_SIM_DRIVER, work, json.dumps(fixed), SWEEP_SCENARIO, str(FLOOR_SIM_COPIES),
+           FACTS_MIN_SIMS], stdout=out)
+    return json.loads(out.read_text())
 
 
 def run_ns_only(jobs: int, scratch: Path, fixed: dict = SWEEP_FIXED) -> dict:
@@ -558,16 +572,17 @@ def run_ns_only(jobs: int, scratch: Path, fixed: dict = SWEEP_FIXED) -> dict:
 
 
 def run_sweep(jobs: int, scratch: Path, fixed: dict = SWEEP_FIXED) -> dict:
+    # the store kept to the end of the run: removing its ~1000 files would make every file
+    # the next sweeps create dearer (benchproc.FS_PROBE); how dear, measured first
+    create_us = file_create_us(scratch)
     store = Path(tempfile.mkdtemp(prefix=f"tk-sweep-j{jobs}-", dir=scratch))
     out = scratch / f"sweep-j{jobs}.json"
-    try:
-        started = time.time()
-        p = timed([PY, "-c", SWEEP_DRIVER, store, str(jobs), json.dumps(SWEEP_GRID),
-                   json.dumps(fixed), SWEEP_SCENARIO], stdout=out)
-        ended = time.time()
-        r = json.loads(out.read_text())
-    finally:
-        shutil.rmtree(store, ignore_errors=True)
+    started = time.time()
+    p = timed([PY, "-c", SWEEP_DRIVER, store, str(jobs), json.dumps(SWEEP_GRID),
+               json.dumps(fixed), SWEEP_SCENARIO], stdout=out)
+    ended = time.time()
+    r = json.loads(out.read_text())
+    r["file_create_us"] = create_us
     if r["failed"] or r["done"] != r["n"]:
         raise Failed(f"sweep -j {jobs}: {r}")
     # the timeline (SimResult's ns-2 start and end times): head = process start to the first
@@ -1065,8 +1080,17 @@ def write_report(res: dict, out: Path) -> None:
                               "beyond ns-2 alone)" for j in ("1", "2")) + ". On an idle machine, -j 1 can hide the ingest "
                   "behind ns-2 only while the ingest needs less CPU per simulation than ns-2.")
             a("")
+        creates = [r["file_create_us"] for j in ("1", "2") for r in s["jobs"][j]["raw"] if "file_create_us" in r]
+        if creates:
+            a(f"Making a file where the sweeps' stores are made, measured before each sweep ({len(creates)} times, "
+              f"200 empty files in a new directory): {med(creates):.0f} us of CPU each (from {min(creates):.0f} to "
+              f"{max(creates):.0f}); a sweep makes ~26 files a simulation. On ext4 without a journal that cost grows "
+              "with the files removed in the last minutes (benchproc.FS_PROBE): the suite removes none of the stores "
+              "before its end.")
+            a("")
         a("Per-sim time is SimResult.seconds (ns-2 + ingest + staging, not the time a simulation waits for its ingest, "
-          "nor the stored facts, which run_sims computes for 8 simulations at a time after their runs are committed: "
+          "nor the stored facts, which run_sims computes for a batch of simulations at a time after their runs are "
+          "committed (sweep.FACTS_BATCH, FACTS_TAIL): "
           "the wall and CPU columns include them); "
           "ns-2 is SimResult.ns_seconds. \"of wall x jobs\" charges start-up and scheduling too: "
           "1 - sum(ns_seconds) / (wall x jobs). A simulation's traces are ingested while the next simulations run "

@@ -40,3 +40,15 @@ def test_timed_together_reports_a_failure_with_its_stderr(tmp_path):
     with pytest.raises(benchproc.Failed, match="boom"):
         benchproc.timed_together([[sys.executable, "-c", "pass"],
                                   [sys.executable, "-c", "import sys; sys.exit('boom')"]])
+
+
+def test_file_create_us_makes_the_files_in_a_new_directory_and_keeps_them(tmp_path):
+    """The probe of what making a file costs where the sweeps' stores are made: n empty files
+    in one new directory under the place given, left there (removing them would make the
+    next files dearer on ext4 without a journal: benchproc.FS_PROBE), and a CPU time each."""
+    us = benchproc.file_create_us(tmp_path, n=50)
+    made = list(tmp_path.iterdir())
+    assert len(made) == 1 and made[0].is_dir() and made[0].name.startswith("fs-probe-")
+    assert sorted(int(p.name) for p in made[0].iterdir()) == list(range(50))
+    assert all(p.stat().st_size == 0 for p in made[0].iterdir())
+    assert 0 <= us < 1e6, us      # CPU per file, in microseconds: under a second each
