@@ -137,11 +137,8 @@ def case_wc(trace: Path, **_) -> Proc:
 
 
 def case_ingest(trace: Path, scratch: Path, **_) -> Proc:
-    store = Path(tempfile.mkdtemp(prefix="tk-ingest-", dir=scratch))
-    try:
-        return timed(TK + ["ingest", trace, "--data", store])
-    finally:
-        shutil.rmtree(store, ignore_errors=True)
+    store = Path(tempfile.mkdtemp(prefix="tk-ingest-", dir=scratch))   # kept to the end (benchproc.FS_PROBE)
+    return timed(TK + ["ingest", trace, "--data", store])
 
 
 def case_awk_suite(trace: Path, scratch: Path, keep: dict, **_) -> Proc:
@@ -160,14 +157,11 @@ def case_awk_suite(trace: Path, scratch: Path, keep: dict, **_) -> Proc:
 
 
 def case_tk_ingest_metrics(trace: Path, scratch: Path, keep: dict, **_) -> Proc:
-    store = Path(tempfile.mkdtemp(prefix="tk-im-", dir=scratch))
-    try:
-        p1 = timed(TK + ["ingest", trace, "--data", store])
-        p2 = timed(TK + ["metrics", "--data", store])
-        keep.setdefault("tk_parts", []).append({"ingest": p1.wall_s, "metrics": p2.wall_s})
-        return Proc(p1.wall_s + p2.wall_s, p1.cpu_s + p2.cpu_s, max(p1.rss_bytes, p2.rss_bytes), b"")
-    finally:
-        shutil.rmtree(store, ignore_errors=True)
+    store = Path(tempfile.mkdtemp(prefix="tk-im-", dir=scratch))       # kept to the end (benchproc.FS_PROBE)
+    p1 = timed(TK + ["ingest", trace, "--data", store])
+    p2 = timed(TK + ["metrics", "--data", store])
+    keep.setdefault("tk_parts", []).append({"ingest": p1.wall_s, "metrics": p2.wall_s})
+    return Proc(p1.wall_s + p2.wall_s, p1.cpu_s + p2.cpu_s, max(p1.rss_bytes, p2.rss_bytes), b"")
 
 
 PANDAS_LOAD = f"""
@@ -278,13 +272,8 @@ out = None
 if len(sys.argv) > 3:
     import tempfile
     from pathlib import Path
-    out = Path(tempfile.mkdtemp(prefix="tk-floor-write-", dir=sys.argv[3]))
-try:
-    sha256 = read_parse_write(sys.argv[1], sys.argv[2], out)
-finally:
-    if out is not None:
-        import shutil
-        shutil.rmtree(out, ignore_errors=True)
+    out = Path(tempfile.mkdtemp(prefix="tk-floor-write-", dir=sys.argv[3]))   # kept to the end (benchproc.FS_PROBE)
+sha256 = read_parse_write(sys.argv[1], sys.argv[2], out)
 print(sha256)
 """ + PROMPT_EXIT
 # `tracekit ingest` with its stored-facts step (tracekit.materialise) left out: the events'
@@ -385,11 +374,8 @@ def _floor_halves_case(kind: str):
 
 
 def case_ingest_no_facts(trace: Path, scratch: Path, **_) -> Proc:
-    store = Path(tempfile.mkdtemp(prefix="tk-ingest-nf-", dir=scratch))
-    try:
-        return timed([PY, "-c", INGEST_NO_FACTS, trace, store])
-    finally:
-        shutil.rmtree(store, ignore_errors=True)
+    store = Path(tempfile.mkdtemp(prefix="tk-ingest-nf-", dir=scratch))   # kept to the end (benchproc.FS_PROBE)
+    return timed([PY, "-c", INGEST_NO_FACTS, trace, store])
 
 
 def floor_cases(lab: str, tr: Path, kind: str) -> list:
@@ -752,15 +738,12 @@ def profile_ingest_pyspy(trace: Path, scratch: Path, rate: int = 100) -> dict:
     if not spy.exists():
         return {"error": "py-spy is not installed in the venv (.venv/bin/pip install py-spy)"}
     raw = scratch / "pyspy-ingest.txt"
-    store = Path(tempfile.mkdtemp(prefix="tk-prof-", dir=scratch))
-    try:
-        t0 = time.perf_counter()
-        p = subprocess.run([str(spy), "record", "--rate", str(rate), "--format", "raw", "--threads", "--idle", "--nonblocking",
-                            "-o", str(raw), "--"] + TK + ["ingest", str(trace), "--data", str(store)],
-                           capture_output=True, text=True, cwd=neutral_cwd())
-        wall = time.perf_counter() - t0
-    finally:
-        shutil.rmtree(store, ignore_errors=True)
+    store = Path(tempfile.mkdtemp(prefix="tk-prof-", dir=scratch))    # kept to the end (benchproc.FS_PROBE)
+    t0 = time.perf_counter()
+    p = subprocess.run([str(spy), "record", "--rate", str(rate), "--format", "raw", "--threads", "--idle", "--nonblocking",
+                        "-o", str(raw), "--"] + TK + ["ingest", str(trace), "--data", str(store)],
+                       capture_output=True, text=True, cwd=neutral_cwd())
+    wall = time.perf_counter() - t0
     if p.returncode != 0 or not raw.exists():
         return {"error": f"py-spy failed: {p.stderr[-500:]}"}
     by_thread: dict[str, dict[str, int]] = {}
