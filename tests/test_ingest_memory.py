@@ -109,3 +109,31 @@ def test_run_and_sweep_ingest_with_the_memory_settings_of_ingest(tmp_path, comma
                          capture_output=True, text=True, env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-1] == "system", out
+
+
+REPRODUCE_POOL = """
+import sys
+import tracekit.cli as cli
+from tracekit.experiments import EXPERIMENTS
+def instead(*a, **k):      # where the simulations would run: which pool their ingest gets
+    import pyarrow
+    print(pyarrow.default_memory_pool().backend_name)
+    raise SystemExit(0)
+cli._run_with_progress = instead
+name = next(n for n, e in EXPERIMENTS.items() if e.quick is not None)
+sys.argv = ["tracekit", "reproduce", name, "--quick", "--data", sys.argv[1]]
+cli.app()
+"""
+
+
+def test_reproduce_sets_the_memory_settings_before_pyarrow_is_imported(tmp_path):
+    """`tracekit reproduce` imports pyarrow (tracekit.reproduce) before its sweeps: the
+    settings must come first, or Arrow keeps mimalloc."""
+    import pyarrow
+
+    if "system" not in pyarrow.supported_memory_backends():
+        pytest.skip("this pyarrow has no system pool")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    out = subprocess.run([sys.executable, "-c", REPRODUCE_POOL, str(tmp_path / "store")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.stdout.split()[-1:] == ["system"], out

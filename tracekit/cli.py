@@ -764,6 +764,10 @@ def reproduce(
     import datetime
     import json
 
+    from .memory import for_ingest
+
+    if run:
+        for_ingest()    # the sweeps below ingest; before tracekit.reproduce imports pyarrow (tracekit.memory)
     from . import reproduce as rp
     from .experiments import EXPERIMENTS
     from .experiments.sweep import plan_experiment
