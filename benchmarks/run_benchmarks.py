@@ -445,7 +445,7 @@ print(json.dumps({"n": len(res), "failed": sum(r.status == "failed" for r in res
 
 
 NS_ONLY_DRIVER = """
-import json, sys, tempfile, threading, time
+import inspect, json, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from tracekit.experiments.sweep import parse_grid, plan_sweep
 from tracekit.experiments import run_scenario_traces
@@ -454,14 +454,15 @@ specs = plan_sweep(scenario, [parse_grid(g) for g in grids], [1], fixed)
 # one directory per thread, its trace files emptied and written again by each simulation (as
 # a sweep reuses its staging directories: nothing made or removed per simulation; a tracekit
 # without reuse_files: a directory per simulation, kept)
+reuse = "reuse_files" in inspect.signature(run_scenario_traces).parameters
 mine = threading.local()
 def one(spec):
+    if not reuse:
+        d = tempfile.mkdtemp(dir=scratch)
+        return sum(p.stat().st_size for p in run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, d))
     if not hasattr(mine, "d"):
         mine.d = tempfile.mkdtemp(dir=scratch)
-    try:
-        written = run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, mine.d, reuse_files=True)
-    except TypeError:
-        written = run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, tempfile.mkdtemp(dir=scratch))
+    written = run_scenario_traces(spec.scenario, dict(spec.params), spec.seed, mine.d, reuse_files=True)
     return sum(p.stat().st_size for p in written)
 t0 = time.perf_counter()
 with ThreadPoolExecutor(jobs) as pool:

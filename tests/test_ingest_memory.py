@@ -1,4 +1,4 @@
-"""keep_freed_memory (`tracekit ingest`'s malloc settings): a process that frees a chunk's
+"""tracekit.memory.keep_freed_memory (`tracekit ingest`'s malloc settings): a process that frees a chunk's
 MiB-sized buffers and allocates the next chunk's keeps the freed memory for them instead of
 having the kernel fault fresh pages in for every chunk. Counted as the process's minor page
 faults (the kernel's own count), in a fresh interpreter with and without the settings, over
@@ -16,7 +16,7 @@ import pytest
 PATTERN = """
 import resource, sys
 if sys.argv[1] == "1":
-    from tracekit.ingest import keep_freed_memory
+    from tracekit.memory import keep_freed_memory
     keep_freed_memory()
 def touched(n):
     b = bytearray(n)

@@ -32,7 +32,6 @@ import pyarrow.parquet as pq
 from . import __version__
 from .detect import detect_kind
 from .materialise import SMALL_RUN_BYTES, Ahead, materialise_run
-from .memory import keep_freed_memory  # noqa: F401  (re-exported: tracekit ingest's malloc settings)
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
 from .parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, get_parser, lines_at
 from .parsers._lazy import polars as pl     # not imported by the wired fast path (0.1 s of start-up)
