@@ -179,39 +179,103 @@ def test_cut_events_part_skips_that_run(store, _sweep_store, tracekit_cli):
 
 
 # the metrics read a run's stored packets (tracekit.materialise), or its events when it has
-# none (a run ingested before they were stored): a damaged part of either
+# none (a run ingested before they were stored): a damaged part of either (the events' parts
+# are LZ4, the packets' zstd: the first bytes of a page's compressed data, overwritten with
+# 0xff, no longer decode in either)
 @pytest.mark.parametrize("table", ["events", "packet_facts"])
 def test_corrupt_data_page_is_one_line_and_verify_deep_names_it(store, tracekit_cli, table):
     """Bytes overwritten inside a part, its footer whole: no cheap check sees it. A page that
-    no longer decodes (here its zstd frame's magic number) makes a query that reads it fail
-    with one line, and verify --deep finds the run."""
+    no longer decodes (the first bytes of its compressed data) makes a query that reads it
+    fail with one line, and verify --deep finds the run."""
     bad = _wired(store)[0]
     if table == "events":
         for p in (store / "runs" / f"run_id={bad}").glob("*_facts-*.parquet"):
             p.unlink()
     part = sorted((store / "runs" / f"run_id={bad}").glob(f"{table}-*.parquet"))[0]
-    at = part.read_bytes().find(ZSTD_MAGIC)         # the first page's compressed frame
-    assert at > 0
+    at, size = _first_page_data(part)
+    assert size >= 4
     with open(part, "r+b") as fh:
         fh.seek(at)
-        fh.write(b"\xff" * len(ZSTD_MAGIC))
+        fh.write(b"\xff" * 4)
     p = tracekit_cli("metrics", "-f", "csv", data=store)
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert len(p.stderr.splitlines()) == 1 and "tracekit verify --deep" in p.stderr, p.stderr
     assert tracekit_cli("verify", data=store).returncode == 0          # every footer is whole
     p = tracekit_cli("verify", "--deep", data=store)
     assert p.returncode == 1
-    assert p.stdout.splitlines()[0].startswith(f"run {bad} is damaged ({part.name}: unreadable data page")
+    assert p.stdout.splitlines()[0].startswith(f"run {bad} is damaged ({part.name}: unreadable data page"), p.stdout
     p = tracekit_cli("rm", "--damaged", "--deep", "--yes", data=store)
     assert p.returncode == 0 and p.stdout.startswith(f"removed run {bad} (damaged: {part.name}"), p.stdout + p.stderr
     assert tracekit_cli("metrics", "-f", "csv", data=store).returncode == 0
 
 
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+def _first_page_data(part: Path) -> tuple[int, int]:
+    """Where the compressed data of the part's first page starts, and its length: after the
+    page header, a Thrift compact-protocol struct (PageHeader: field 3 is compressed_page_size),
+    read here by a minimal reader of that protocol (the Parquet format's own definition)."""
+    meta = pq.ParquetFile(part).metadata.row_group(0).column(0)
+    start = meta.dictionary_page_offset or meta.data_page_offset
+    buf = part.read_bytes()[start:start + 4096]
+    pos = 0
+
+    def varint() -> int:
+        nonlocal pos
+        v = shift = 0
+        while True:
+            b = buf[pos]
+            pos += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+
+    def value(kind: int) -> int | None:
+        nonlocal pos
+        if kind in (1, 2):              # bool, in the field header itself
+            return None
+        if kind == 3:                   # byte
+            pos += 1
+            return None
+        if kind in (4, 5, 6):           # i16, i32, i64: zigzag varints
+            v = varint()
+            return (v >> 1) ^ -(v & 1)
+        if kind == 7:                   # double
+            pos += 8
+            return None
+        if kind == 8:                   # binary
+            pos += varint()
+            return None
+        if kind in (9, 10):             # list, set
+            head = buf[pos]
+            pos += 1
+            n = head >> 4 if head >> 4 != 15 else varint()
+            for _ in range(n):
+                value(head & 0x0F)
+            return None
+        if kind == 12:                  # struct
+            struct()
+            return None
+        raise AssertionError(f"Thrift type {kind} at {start + pos}")
+
+    def struct() -> dict[int, int | None]:
+        nonlocal pos
+        fields, last = {}, 0
+        while True:
+            head = buf[pos]
+            pos += 1
+            if head == 0:               # stop
+                return fields
+            delta, kind = head >> 4, head & 0x0F
+            last = last + delta if delta else value(4)      # type: ignore[operator]
+            fields[last] = value(kind)
+
+    header = struct()
+    assert 0 < header[3] <= meta.total_compressed_size - pos       # type: ignore[operator]
+    return start + pos, header[3]       # type: ignore[return-value]
 
 
 def test_page_that_still_decodes_is_found_by_its_checksum(store, tracekit_cli):
-    """Bytes overwritten inside an events part where they still decode (zstd keeps
+    """Bytes overwritten inside an events part where they still decode (LZ4 and zstd keep
     incompressible bytes, such as doubles' mantissas, as they are, and DuckDB checks no page
     checksum): verify --deep finds the run by the CRC32 tracekit writes in every page."""
     bad = _wired(store)[1]

@@ -76,3 +76,36 @@ def test_run_record_is_from_pylist():
         got.validate(full=True)
         assert got.equals(want), (got.to_pylist(), want.to_pylist())
         assert got.to_pylist() == [rec]
+
+
+def test_statistics_only_where_they_prune(ns_traces, wild_traces, tmp_path):
+    """Min/max statistics are written for the columns that grow through a trace (line numbers,
+    times, packet ids: a part's range of them is narrow, so a filter skips other parts) and
+    equal the part's own min and max of that column (computed here from its values); the
+    others (nodes, flows, sizes, strings: every part holds all of them) carry none."""
+    import pyarrow.compute as pc
+
+    from tracekit.ingest import GROWING
+
+    checked = set()
+    for name, path in {"wired": ns_traces["wired_latehdr"], "tcpvar": ns_traces["tcpvar"],
+                       "wireless": wild_traces["wl_annot_new"]}.items():
+        store = Store(tmp_path / name, create=True)
+        run = store.run_dir(ingest_file(store, path).run_id)
+        for part in sorted(run.glob("*-*.parquet")):
+            if part.name.rsplit("-", 1)[0] not in TABLES:
+                continue
+            meta, data = pq.ParquetFile(part).metadata, pq.read_table(part)
+            for rg in range(meta.num_row_groups):
+                rows = data.slice(sum(meta.row_group(i).num_rows for i in range(rg)), meta.row_group(rg).num_rows)
+                for i in range(meta.num_columns):
+                    col = meta.row_group(rg).column(i)
+                    name_ = col.path_in_schema
+                    if name_ in GROWING:
+                        values = rows.column(name_)
+                        assert col.statistics is not None and col.statistics.has_min_max, (part.name, name_)
+                        assert (col.statistics.min, col.statistics.max) == (pc.min(values).as_py(), pc.max(values).as_py())
+                        checked.add(name_)
+                    else:
+                        assert col.statistics is None or not col.statistics.has_min_max, (part.name, name_)
+    assert checked == {"line_no", "time", "pkt_id"}

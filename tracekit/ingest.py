@@ -277,25 +277,34 @@ def _conform(frame: Frame, table: str) -> pa.Table:
     return frame.cast(schema)    # polars' dictionaries of large strings to the stored ones of strings
 
 
+# the columns with min/max statistics in the parts (_write_options)
+GROWING = frozenset({"line_no", "time", "pkt_id"})
+
+
 def _write_options(schema: pa.Schema) -> dict:
     """How pyarrow writes a part of `schema` (issue 16: writing was the largest cost of
-    ingest; these settings take about 25 % less CPU per 8 MiB of trace than polars' zstd-1,
-    and the parts come out 20 % smaller; benchmarks/bench_parquet_write.py):
+    ingest; benchmarks/bench_parquet_write.py compares the settings):
     - dictionary encoding for the columns with few distinct values: the dictionary columns,
       strings and int32 (nodes, ports, sizes, flow ids, flags); pyarrow falls back to plain
       encoding by itself on a column whose dictionary grows past 1 MB;
     - DELTA_BINARY_PACKED for int64 (line numbers, packet ids, sequence numbers: counters,
-      whose differences are small): cheap to encode, and it leaves zstd little to do;
+      whose differences are small): cheap to encode, and it leaves the codec little to do;
     - doubles (times, positions) plain: BYTE_STREAM_SPLIT was 2 ms a chunk cheaper, but its
-      pages are 40 % larger and mostly incompressible, so zstd stores them raw, where bytes
-      overwritten on disk decode silently as other numbers instead of failing the query
-      (tests/test_store_damage.py);
-    - zstd level 1 on every column;
-    - min/max statistics on the numeric columns only (those of the string columns cost more
-      than all the numeric ones and prune nothing: every part holds every event code);
+      pages are 40 % larger and mostly incompressible;
+    - LZ4 (Parquet's LZ4_RAW) on every column. zstd level 1, used before, makes parts 20-25 %
+      smaller (a new-format wireless trace's 35 -> 26 MB, big-103s.tr's 85 -> 70 MB) but costs
+      more CPU: ~12.9 against ~10.3 ms per 8 MiB chunk of a new-format wireless trace, and
+      pyarrow makes a new zstd context for every page it compresses; whole ingests 0.1-0.3 s
+      faster (benchmarks/README.md). The stored facts, read by every metric, stay zstd
+      (tracekit.materialise: DuckDB writes them once);
+    - min/max statistics on the columns whose values grow through a trace only (GROWING: line
+      numbers, times, packet ids), where a part's range is narrow and a filter on it skips
+      other parts. Every part holds every node, flow, port, size and event code of its stretch
+      of the trace, so their statistics would prune nothing; they cost ~1.1 ms per 8 MiB chunk
+      of a new-format wireless trace (~9 % of its writing), those of strings more;
     - a CRC32 in every page header: bytes overwritten on disk inside a page that still decodes
-      (zstd keeps incompressible bytes, such as doubles' mantissas, as they are) are found by
-      `tracekit verify --deep` (tracekit.damage), which checks them; DuckDB does not."""
+      (the codec keeps incompressible bytes, such as doubles' mantissas, as they are) are found
+      by `tracekit verify --deep` (tracekit.damage), which checks them; DuckDB does not."""
     dict_cols, encodings, stats = [], {}, []
     for f in schema:
         t = f.type
@@ -303,9 +312,9 @@ def _write_options(schema: pa.Schema) -> dict:
             dict_cols.append(f.name)
         elif pa.types.is_int64(t):
             encodings[f.name] = "DELTA_BINARY_PACKED"
-        if pa.types.is_integer(t) or pa.types.is_floating(t):
+        if f.name in GROWING and (pa.types.is_integer(t) or pa.types.is_floating(t)):
             stats.append(f.name)
-    return {"compression": "zstd", "compression_level": 1, "use_dictionary": dict_cols,
+    return {"compression": "lz4", "use_dictionary": dict_cols,
             "column_encoding": encodings, "write_statistics": stats, "write_page_checksum": True}
 
 
