@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchproc import file_create_us, timed  # noqa: E402
+from benchproc import compile_installation, file_create_us, timed  # noqa: E402
 # the control (the same simulations with ns-2 alone, as run_benchmarks.py runs it) and the
 # drivers' common parts
 from run_benchmarks import AS_THE_CLI, NS_ONLY_DRIVER, PROMPT_EXIT, SIM_COPIES  # noqa: E402
@@ -171,6 +171,7 @@ def main() -> None:
         py, _, tree = where.partition(":")
         pythons[name] = str(Path(py).absolute())
         envs[name] = {**os.environ, "PYTHONPATH": str(Path(tree).resolve())} if tree else None
+        compile_installation(pythons[name], envs[name])
     durations = [d.strip() for d in a.durations.split(",")]
     jobs = [int(j) for j in a.jobs.split(",")]
     ns_name = next(iter(pythons))

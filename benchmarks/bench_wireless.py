@@ -30,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from benchproc import TK, timed  # noqa: E402
+from benchproc import TK, compile_installation, timed  # noqa: E402
 # MB of trace per simulated second written by wireless_bigtrace.tcl with its defaults
 MB_PER_SIM_S = {"old": 0.707, "new": 1.5625}
 
@@ -123,6 +123,7 @@ def main() -> None:
     ap.add_argument("--trace", type=Path, action="append", help="use this trace (repeatable) instead of generating")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
+    compile_installation()       # (benchproc: else an edited module is compiled at every start)
     traces = a.trace or [make_trace(f, a.size_mb) for f in a.formats.split(",")]
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; median of {a.reps}")

@@ -59,7 +59,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from benchproc import PY, TK, Failed, Proc, file_create_us, neutral_cwd, timed, timed_together  # noqa: E402
+from benchproc import PY, TK, Failed, Proc, compile_installation, file_create_us, neutral_cwd, timed, timed_together  # noqa: E402
 import bench_wireless  # noqa: E402
 
 AWK_DIR = HERE / "awk"
@@ -1428,6 +1428,7 @@ def main() -> None:
         write_report(res, a.out)
         log(f"wrote {a.out} from {a.data_dir / 'results.json'}")
         return
+    compile_installation()       # (benchproc: else an edited module is compiled at every start)
     sizes = [float(s) for s in (a.sizes_mb or ("100" if a.quick else "400,2000")).split(",")]
     t_start = time.time()
     data_dir = a.data_dir.resolve()
