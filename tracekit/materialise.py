@@ -110,8 +110,7 @@ class Ahead:
                 return
             layer, lv = _codes(batch.column(batch.schema.get_field_index("layer")))
             event, ev = _codes(batch.column(batch.schema.get_field_index("event")))
-            if not self.macro_ready.is_set():
-                self.macro_ready.wait()
+            self.macro_ready.wait()         # (at once once set: the first chunk's only)
             with self.guard:
                 new = list({(a, b) for a in lv for b in ev} - self.pairs.keys())
                 if new:
