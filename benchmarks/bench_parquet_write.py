@@ -23,6 +23,8 @@ from tracekit.ingest import _conform, _pl_schema, _write_options
 from tracekit.parsers import as_polars, get_parser
 from tracekit.sources import TraceSource
 
+DATA = Path(__file__).resolve().parent / "data"      # traces and scratch files, as every benchmark's
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -58,8 +60,8 @@ def main() -> None:
     print(f"{a.trace}: {len(tables)} chunks, {n_bytes / 1e6:.0f} MB, {sum(t.num_rows for t in tables):,} events")
     print(f"{'setting':<62} {'CPU ms/chunk':>12} {'parts MB':>9} {'of trace':>9}")
     # (not /tmp: on the machines here a file made there can cost ~1 ms of kernel CPU, README)
-    (Path(__file__).resolve().parent / "data").mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="tk-pqw-", dir=Path(__file__).resolve().parent / "data") as d:
+    DATA.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="tk-pqw-", dir=DATA) as d:
         for name, write in cases.items():
             best = math.inf
             for rep in range(a.reps):

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from benchproc import compile_installation  # noqa: E402
 
 # the run itself, in a process of its own (the imports are part of what it times)
 RUN = r'''
@@ -78,6 +80,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scratch", type=Path, default=HERE / "data")
     a = ap.parse_args()
+    compile_installation()       # (benchproc: else an edited module is compiled at every start)
     a.scratch.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="tk-timeline-", dir=a.scratch))
     env = {**os.environ, "PYTHONPATH": ""}
