@@ -191,8 +191,11 @@ def ingest(
 
     Example: tracekit ingest out.tr cwnd.tr.gz --label variant=Reno --flow-label 1=Reno
     """
+    from .hashahead import start as hash_ahead
     from .memory import for_ingest
 
+    if paths:
+        hash_ahead(paths[0])    # on the core the imports below leave idle (tracekit.hashahead)
     for_ingest()        # before pyarrow is imported (tracekit.memory)
     from .ingest import ingest_paths
     labels = _pairs(label, "--label")

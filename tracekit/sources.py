@@ -2,7 +2,8 @@
 
 `TraceSource` detects the compression from the magic bytes (not the file name), yields
 chunks that end on a line boundary with the 1-based number of their first line, hashes
-the decompressed content as it goes (the run's identity), and keeps a last line that has
+the decompressed content as it goes (the run's identity; a big plain file's hash may have been
+started ahead, `tracekit.hashahead`), and keeps a last line that has
 no newline aside: a simulation killed mid-write leaves one, and it is not to be trusted.
 Memory stays at about one chunk whatever the file size.
 """
@@ -18,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Protocol
 
+from . import hashahead
 from .errors import TracekitError, UnsupportedTraceError
+from .magic import ARCHIVES, COMPRESSIONS, HEAD_BYTES
 from .parsers import load_fast
 
 _fast = load_fast()
@@ -27,14 +30,6 @@ _count_lines = _fast.count_lines if _fast is not None else (lambda data: data.co
 
 CHUNK_BYTES = 8 * 1024 * 1024
 PEEK_BYTES = 64 * 1024
-
-_MAGIC = (
-    (b"\x1f\x8b", "gzip"),
-    (b"\x28\xb5\x2f\xfd", "zstd"),
-    (b"BZh", "bz2"),
-    (b"\xfd7zXZ\x00", "xz"),
-)
-_ARCHIVES = ((b"PK\x03\x04", "a zip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"))
 
 
 @dataclass
@@ -110,6 +105,7 @@ class TraceSource:
     _raw: BinaryIO | None = field(default=None, repr=False)
     _stream: _Stream | None = field(default=None, repr=False)
     _peeked: bytes = field(default=b"", repr=False)
+    _digest: hashahead.Digest | None = field(default=None, repr=False)   # sha256 hashed ahead
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "TraceSource":
@@ -132,20 +128,22 @@ class TraceSource:
         except OSError as e:
             raise TracekitError(f"{p}: cannot open: {e.strerror or e}") from None
         if raw.seekable():
-            head = raw.read(8)
+            head = raw.read(HEAD_BYTES)
             raw.seek(0)
         else:   # a pipe (`tracekit ingest <(zcat x.gz)`, a FIFO): look without consuming
-            head = raw.peek(8)[:8]
+            head = raw.peek(HEAD_BYTES)[:HEAD_BYTES]
         src = cls(path=p, _raw=raw)
-        for magic, what in _ARCHIVES:
+        for magic, what in ARCHIVES:
             if head.startswith(magic):
                 raw.close()
                 raise UnsupportedTraceError(f"{p}: is {what}; extract the trace first")
-        for magic, name in _MAGIC:
+        for magic, name in COMPRESSIONS:
             if head.startswith(magic):
                 src.compression = name
                 break
         src._stream = src._decompressor(raw)
+        if src.compression == "none" and raw.seekable():
+            src._digest = hashahead.take(raw.fileno())     # `tracekit ingest` started one
         return src
 
     def _decompressor(self, raw: BinaryIO) -> _Stream:
@@ -215,7 +213,7 @@ class TraceSource:
         return self._peeked[:n]
 
     def chunks(self, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
-        h = hashlib.sha256()
+        h = hashlib.sha256() if self._digest is None else None
         carry = b""
         line_no = 1
         first = True
@@ -232,7 +230,8 @@ class TraceSource:
                 block = self._read(chunk_bytes)
             if not block:
                 break
-            h.update(block)
+            if h is not None:
+                h.update(block)
             self.size_bytes += len(block)
             cut = block.rfind(b"\n")
             if cut < 0:
@@ -248,10 +247,27 @@ class TraceSource:
             line_no += n
             self.n_lines += n
         self.tail = carry
-        self.sha256 = h.hexdigest()
+        self.sha256 = h.hexdigest() if h is not None else self._sha256_read()
         self.close()
 
+    def _sha256_read(self) -> str:
+        """The sha256 of the content read, from the digest hashed ahead if the file is as it
+        was then, else from the file again: exact for a trace that grew while it was read."""
+        assert self._digest is not None and self._raw is not None
+        fd = self._raw.fileno()
+        sha = self._digest.sha256_of(fd, self.size_bytes)
+        if sha is not None:
+            return sha
+        try:
+            return hashahead.sha256_of_prefix(fd, self.size_bytes)
+        except OSError:
+            raise TracekitError(f"{self.path}: changed while it was read (now shorter than the "
+                                f"{self.size_bytes} bytes read); ingest it again once it is complete") from None
+
     def close(self) -> None:
+        if self._digest is not None:
+            self._digest.close()
+            self._digest = None
         for f in (self._stream, self._raw):
             try:
                 if f is not None:

@@ -1,0 +1,117 @@
+"""A big plain trace's sha256 hashed ahead by a child process (tracekit.hashahead): the run
+record holds the sha256 of the content read, computed here by hashlib over the file's bytes,
+whether the file stayed as it was, grew while it was read, or was never hashed ahead."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+
+import pytest
+
+from tracekit import hashahead
+from tracekit.query import connect
+from tracekit.sources import TraceSource
+
+
+def wired_lines(n: int, t0: float = 0.0) -> bytes:
+    """n wired trace lines (enqueue, dequeue, receive of one packet each three lines)."""
+    out = []
+    for i in range(n // 3):
+        t = t0 + i * 0.001
+        for ev, a, b in (("+", 0, 1), ("-", 0, 1), ("r", 0, 1)):
+            out.append(f"{ev} {t:.6f} {a} {b} cbr 210 ------- 1 0.0 1.0 {i} {i}\n")
+    return "".join(out).encode()
+
+
+@pytest.fixture
+def small_min(monkeypatch):
+    """Hash ahead files from 1 KiB (the module's threshold is 16 MiB), in pieces of 4 KiB."""
+    monkeypatch.setattr(hashahead, "MIN_BYTES", 1024)
+    monkeypatch.setattr(hashahead, "_pending", {})
+
+
+def read_all(path):
+    src = TraceSource.open(path)
+    taken = src._digest is not None
+    for _ in src.chunks(chunk_bytes=64 * 1024):
+        pass
+    return src, taken
+
+
+def test_a_plain_file_is_hashed_ahead_and_its_digest_used(tmp_path, small_min, monkeypatch):
+    trace = tmp_path / "t.tr"
+    trace.write_bytes(wired_lines(30_000))
+    hashahead.start(trace)
+    [d] = hashahead._pending.values()
+    assert not os.get_inheritable(d.fd)             # inheritable for the child only
+    monkeypatch.setattr(hashahead, "sha256_of_prefix", lambda *a: pytest.fail("hashed again"))
+    src, taken = read_all(trace)
+    assert taken and not hashahead._pending
+    assert src.sha256 == hashlib.sha256(trace.read_bytes()).hexdigest()
+    assert d.pid is None                             # the child waited for
+
+
+def test_a_file_that_grew_while_read_is_hashed_as_read(tmp_path, small_min):
+    trace = tmp_path / "t.tr"
+    trace.write_bytes(wired_lines(30_000))
+    hashahead.start(trace)
+    [d] = hashahead._pending.values()
+    d._wait()                                        # the child hashed the first size bytes
+    with open(trace, "ab") as f:                     # a simulation still writing it
+        f.write(wired_lines(3_000, t0=100.0))
+    src, taken = read_all(trace)
+    assert taken
+    content = trace.read_bytes()
+    assert src.size_bytes == len(content) > d.size
+    assert src.sha256 == hashlib.sha256(content).hexdigest()
+
+
+def test_the_prefix_hash_and_a_file_now_shorter(tmp_path):
+    f = tmp_path / "x"
+    f.write_bytes(bytes(range(256)) * 100_000)      # 25.6 MB: more than one piece
+    fd = os.open(f, os.O_RDONLY)
+    try:
+        assert hashahead.sha256_of_prefix(fd, 20_000_123) == hashlib.sha256(f.read_bytes()[:20_000_123]).hexdigest()
+        with pytest.raises(OSError):
+            hashahead.sha256_of_prefix(fd, 25_600_001)
+    finally:
+        os.close(fd)
+
+
+def test_what_is_not_hashed_ahead(tmp_path, small_min):
+    lines = wired_lines(30_000)
+    packed = tmp_path / "t.tr.gz"
+    packed.write_bytes(gzip.compress(lines))
+    small = tmp_path / "small.tr"
+    small.write_bytes(lines[:1000])
+    fifo = tmp_path / "pipe.tr"             # (opening it would block, or take a writer's data)
+    os.mkfifo(fifo)
+    for p in (packed, small, tmp_path, tmp_path / "missing.tr", "*.tr", fifo):
+        hashahead.start(p)
+    assert hashahead._pending == {}
+    src, taken = read_all(packed)                    # hashed as it is decompressed
+    assert not taken and src.sha256 == hashlib.sha256(lines).hexdigest()
+
+
+def test_a_source_closed_early_stops_its_child(tmp_path, small_min):
+    trace = tmp_path / "t.tr"
+    trace.write_bytes(wired_lines(30_000))
+    hashahead.start(trace)
+    [d] = hashahead._pending.values()
+    src = TraceSource.open(trace)
+    src.close()
+    assert d.pid is None
+    with pytest.raises(OSError):
+        os.fstat(d.fd)                               # the descriptor let go
+
+
+def test_cli_ingest_of_a_big_plain_trace_records_its_sha256(tmp_path, tracekit_cli):
+    trace = tmp_path / "big.tr"
+    trace.write_bytes(wired_lines(330_000))          # ~17.7 MB: above hashahead.MIN_BYTES
+    assert trace.stat().st_size >= hashahead.MIN_BYTES
+    data = tmp_path / "store"
+    r = tracekit_cli("ingest", trace, data=data)
+    assert r.returncode == 0, r.stderr
+    want = hashlib.sha256(trace.read_bytes()).hexdigest()
+    assert connect(data).execute("SELECT run_id, sha256 FROM runs").fetchall() == [(want[:16], want)]

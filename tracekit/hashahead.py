@@ -1,0 +1,174 @@
+"""A big plain trace's sha256 (its run's identity) computed ahead, by a child process, from
+the first moment of `tracekit ingest`.
+
+The command spends its first ~0.1 s importing polars, pyarrow and the parsers on one core,
+with the other idle; once the trace's chunks flow, both cores are busy reading, parsing and
+writing, and hashing the trace as it is read costs ~0.2 s of that CPU (400 MB at ~1.7 GB/s).
+Hashed from its file ahead, a good part of that CPU lands in the idle start-up instead; the
+trace is read twice, the second time from the page cache. A child process, not a thread: a
+thread, even one holding the GIL only between pieces of the file, slowed the imports beside
+it by more than it saved (benchmarks/README.md, "The new-format wireless ingest").
+
+The digest stands for the content ingest parsed only if the file is as it was: the same size
+and modification time when its reading ends, every byte read. Otherwise (a trace still being
+written grows while it is read) `TraceSource` hashes the bytes it read again, from the file:
+exact for a file that only grew. Only plain files: a compressed trace's identity is its
+decompressed content, hashed as it is decompressed. A light module (nothing heavy
+imported): it runs before the command's imports."""
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+
+from .magic import HEAD_BYTES, is_plain
+
+MIN_BYTES = 16 << 20    # a smaller trace's hash takes a few ms wherever it runs
+PIECE_BYTES = 16 << 20  # read and hashed at a time
+
+# the child: hashes the first SIZE bytes of the file open as FD; writes "BYTES_HASHED HEX"
+_CHILD = r"""
+import hashlib, os, sys
+fd, size = int(sys.argv[1]), int(sys.argv[2])
+h, buf = hashlib.sha256(), bytearray(%d)
+view, done = memoryview(buf), 0
+while done < size:
+    n = os.preadv(fd, [view[: min(len(buf), size - done)]], done)
+    if not n:
+        break
+    h.update(view[:n])
+    done += n
+os.write(1, f"{done} {h.hexdigest()}".encode())
+""" % PIECE_BYTES
+
+_pending: dict[tuple[int, int], "Digest"] = {}
+_lock = threading.Lock()
+
+
+class Digest:
+    """The sha256 of a file's first `size` bytes (its size when stat'ed), computed by a child
+    process that reads the file through `fd` (positioned reads)."""
+
+    def __init__(self, fd: int, st: os.stat_result):
+        import sys
+
+        self.fd = fd
+        self.size = st.st_size
+        self.mtime_ns = st.st_mtime_ns
+        self.result: tuple[int, str] | None = None     # (bytes hashed, hex digest)
+        r, w = os.pipe()
+        os.set_inheritable(fd, True)        # for the child only: nothing else runs yet
+        try:
+            # its own process group: a Ctrl-C meant for tracekit does not print the child's
+            # KeyboardInterrupt (tracekit kills it as it stops); its stderr goes nowhere
+            self.pid: int | None = os.posix_spawn(
+                sys.executable, [sys.executable, "-I", "-S", "-c", _CHILD, str(fd), str(self.size)], os.environ,
+                file_actions=[(os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_CLOSE, r),
+                              (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)],
+                setpgroup=0,
+            )
+        except BaseException:
+            os.close(r)
+            raise
+        finally:
+            os.close(w)
+            os.set_inheritable(fd, False)
+        self.out = r
+
+    def _wait(self) -> None:
+        if self.pid is None:
+            return
+        data = b""
+        while piece := os.read(self.out, 256):
+            data += piece
+        os.close(self.out)
+        os.waitpid(self.pid, 0)
+        self.pid = None
+        try:
+            n, digest = data.decode().split()
+            self.result = (int(n), digest)
+        except ValueError:          # killed, or it failed: no digest
+            self.result = None
+
+    def sha256_of(self, fd: int, n_bytes: int) -> str | None:
+        """The hex digest of the first n_bytes, the whole content the reader read through
+        `fd` (a descriptor of the same file), if the file is as it was when hashed ahead;
+        None if it is not (the caller hashes what it read another way)."""
+        self._wait()
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            return None
+        if self.result is None or not (self.result[0] == self.size == n_bytes == st.st_size and st.st_mtime_ns == self.mtime_ns):
+            return None
+        return self.result[1]
+
+    def close(self) -> None:
+        """Stop the child if it still hashes (the file's ingest ended early) and let go of
+        the file."""
+        if self.pid is not None:
+            import signal
+
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self._wait()
+        os.close(self.fd)
+
+
+def start(path: str | os.PathLike) -> None:
+    """Hash `path` ahead if it is a plain regular file of at least MIN_BYTES; else nothing.
+    Never raises: whatever goes wrong here, the trace is hashed as it is read. Looks before
+    it opens: opening a named pipe would take its writer's data from the ingest."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return
+    key = (st.st_dev, st.st_ino)
+    if not stat.S_ISREG(st.st_mode) or st.st_size < MIN_BYTES or key in _pending:
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)     # O_NONBLOCK: never wait on a pipe
+    except OSError:
+        return
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != key or not is_plain(os.pread(fd, HEAD_BYTES, 0)):
+            os.close(fd)
+            return
+        d = Digest(fd, st)
+    except (OSError, AttributeError):      # AttributeError: no os.posix_spawn here
+        os.close(fd)
+        return
+    with _lock:
+        _pending[key] = d
+
+
+def take(fd: int) -> Digest | None:
+    """The digest started for the file open as `fd` (the same device and inode), handed
+    over once: the caller closes it."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    with _lock:
+        return _pending.pop((st.st_dev, st.st_ino), None)
+
+
+def sha256_of_prefix(fd: int, n_bytes: int) -> str:
+    """The hex digest of a file's first n_bytes, read through fd (positioned reads: fd's
+    offset is left alone). OSError if the file is now shorter."""
+    h = hashlib.sha256()
+    buf = bytearray(PIECE_BYTES)
+    view = memoryview(buf)
+    done = 0
+    while done < n_bytes:
+        n = os.preadv(fd, [view[: min(PIECE_BYTES, n_bytes - done)]], done)
+        if not n:
+            raise OSError(f"the file is shorter than the {n_bytes} bytes read from it")
+        h.update(view[:n])
+        done += n
+    return h.hexdigest()
