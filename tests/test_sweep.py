@@ -4,6 +4,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -453,3 +454,42 @@ def test_a_sweep_reuses_the_staging_directories_of_simulations_ingested(tmp_path
         assert len(list(data.glob(f"runs/*/{table}-*.parquet"))) == 5, table
     assert done_sim_ids(data) == {s.sim_id for s in specs}
     assert list((data / ".staging").iterdir()) == []
+
+
+def test_children_start_while_another_thread_changes_the_environment(tmp_path):
+    """A -j 2 sweep failed with `OSError: [Errno 14] Bad address: '/usr/bin/setpriv'`: its
+    ingest thread imported polars, which sets a variable (os.environ, so setenv) while another
+    thread started ns-2. Python starts such a child with vfork and (3.11.7) without the GIL,
+    and a child handed no env of its own execs with the C library's environ, which setenv was
+    reallocating. Here a thread adds and removes variables while the runner starts 150
+    children; every one must start (before the fix most failed with EFAULT)."""
+    from tracekit.experiments.runner import _run_ns
+
+    stop = threading.Event()
+
+    def churn():
+        i = 0
+        while not stop.is_set():
+            os.environ[f"TRACEKIT_TEST_CHURN_{i % 64}_{i // 64 % 2}"] = "x" * 40
+            if i % 64 == 63:
+                for k in [k for k in os.environ if k.startswith("TRACEKIT_TEST_CHURN_")]:
+                    os.environ.pop(k, None)
+            i += 1
+
+    t = threading.Thread(target=churn, daemon=True)
+    t.start()
+    failures = []
+    try:
+        for _ in range(150):
+            try:
+                code, _out, _err = _run_ns(["true"], tmp_path, timeout_s=30)
+                if code != 0:
+                    failures.append(code)
+            except OSError as e:
+                failures.append(e)
+    finally:
+        stop.set()
+        t.join()
+        for k in [k for k in os.environ if k.startswith("TRACEKIT_TEST_CHURN_")]:
+            os.environ.pop(k, None)
+    assert failures == []

@@ -108,12 +108,26 @@ def kill_children() -> None:
             pass
 
 
+def _environment() -> dict[str, str]:
+    """This process's environment, copied for a child. A child handed no env of its own
+    execs with the C library's `environ`; Python starts it with vfork and (3.11) without the
+    GIL, so another thread that sets a variable meanwhile (a sweep's ingest thread importing
+    polars, which sets _RJEM_MALLOC_CONF) reallocates that array under the exec: it failed
+    with EFAULT, `OSError: [Errno 14] Bad address`, and took the sweep down. A copy is the
+    child's alone."""
+    while True:
+        try:
+            return dict(os.environ)
+        except (RuntimeError, KeyError):        # a variable came or went during the copy
+            continue
+
+
 def _run_ns(cmd: list[str], cwd: Path, timeout_s: float | None) -> tuple[int, str, str]:
     """Run ns-2 as a child of its own process group; (returncode, stdout, stderr).
     Raises subprocess.TimeoutExpired (with the output so far) after timeout_s."""
     argv, how = _spawn(cmd)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            cwd=cwd, text=True, errors="replace", process_group=0, **how)
+                            cwd=cwd, text=True, errors="replace", process_group=0, env=_environment(), **how)
     with _CHILDREN_GUARD:
         _CHILDREN.add(proc)
     NS_STARTED.set()
