@@ -140,7 +140,7 @@ def start(path: str | os.PathLike) -> None:
             os.close(fd)
             return
         d = Digest(fd, st)
-    except (OSError, AttributeError):      # AttributeError: no os.posix_spawn here
+    except Exception:       # no os.posix_spawn here (AttributeError), no interpreter to start...
         os.close(fd)
         return
     with _lock:
