@@ -26,7 +26,7 @@ def wired_lines(n: int, t0: float = 0.0) -> bytes:
 
 @pytest.fixture
 def small_min(monkeypatch):
-    """Hash ahead files from 1 KiB (the module's threshold is 16 MiB), in pieces of 4 KiB."""
+    """Hash ahead files from 1 KiB (the module's threshold is 16 MiB)."""
     monkeypatch.setattr(hashahead, "MIN_BYTES", 1024)
     monkeypatch.setattr(hashahead, "_pending", {})
 
