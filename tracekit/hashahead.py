@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import stat
+import sys
 import threading
 
 from .magic import HEAD_BYTES, is_plain
@@ -26,20 +29,16 @@ from .magic import HEAD_BYTES, is_plain
 MIN_BYTES = 16 << 20    # a smaller trace's hash takes a few ms wherever it runs
 PIECE_BYTES = 16 << 20  # read and hashed at a time
 
-# the child: hashes the first SIZE bytes of the file open as FD; writes "BYTES_HASHED HEX"
+# the child: this module's sha256_of_prefix over the first SIZE bytes of the file open as FD,
+# its hex digest written out (nothing if it failed: a file now shorter raises); -I -S start it
+# without site-packages, so it is told where this tracekit is
 _CHILD = r"""
-import hashlib, os, sys
-fd, size = int(sys.argv[1]), int(sys.argv[2])
-h, buf = hashlib.sha256(), bytearray(%d)
-view, done = memoryview(buf), 0
-while done < size:
-    n = os.preadv(fd, [view[: min(len(buf), size - done)]], done)
-    if not n:
-        break
-    h.update(view[:n])
-    done += n
-os.write(1, f"{done} {h.hexdigest()}".encode())
-""" % PIECE_BYTES
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from tracekit.hashahead import sha256_of_prefix
+os.write(1, sha256_of_prefix(int(sys.argv[2]), int(sys.argv[3])).encode())
+"""
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _pending: dict[tuple[int, int], "Digest"] = {}
 _lock = threading.Lock()
@@ -50,19 +49,17 @@ class Digest:
     process that reads the file through `fd` (positioned reads)."""
 
     def __init__(self, fd: int, st: os.stat_result):
-        import sys
-
         self.fd = fd
         self.size = st.st_size
         self.mtime_ns = st.st_mtime_ns
-        self.result: tuple[int, str] | None = None     # (bytes hashed, hex digest)
+        self.result: str | None = None      # the child's hex digest of the first `size` bytes
         r, w = os.pipe()
         os.set_inheritable(fd, True)        # for the child only: nothing else runs yet
         try:
             # its own process group: a Ctrl-C meant for tracekit does not print the child's
             # KeyboardInterrupt (tracekit kills it as it stops); its stderr goes nowhere
             self.pid: int | None = os.posix_spawn(
-                sys.executable, [sys.executable, "-I", "-S", "-c", _CHILD, str(fd), str(self.size)], os.environ,
+                sys.executable, [sys.executable, "-I", "-S", "-c", _CHILD, _PACKAGE_PARENT, str(fd), str(self.size)], os.environ,
                 file_actions=[(os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_CLOSE, r),
                               (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)],
                 setpgroup=0,
@@ -84,11 +81,7 @@ class Digest:
         os.close(self.out)
         os.waitpid(self.pid, 0)
         self.pid = None
-        try:
-            n, digest = data.decode().split()
-            self.result = (int(n), digest)
-        except ValueError:          # killed, or it failed: no digest
-            self.result = None
+        self.result = data.decode() or None     # nothing: killed, or it failed
 
     def sha256_of(self, fd: int, n_bytes: int) -> str | None:
         """The hex digest of the first n_bytes, the whole content the reader read through
@@ -99,16 +92,14 @@ class Digest:
             st = os.fstat(fd)
         except OSError:
             return None
-        if self.result is None or not (self.result[0] == self.size == n_bytes == st.st_size and st.st_mtime_ns == self.mtime_ns):
+        if self.result is None or not (self.size == n_bytes == st.st_size and st.st_mtime_ns == self.mtime_ns):
             return None
-        return self.result[1]
+        return self.result
 
     def close(self) -> None:
         """Stop the child if it still hashes (the file's ingest ended early) and let go of
         the file."""
         if self.pid is not None:
-            import signal
-
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except OSError:
@@ -121,8 +112,6 @@ def start(path: str | os.PathLike) -> None:
     """Hash `path` ahead if it is a plain regular file of at least MIN_BYTES; else nothing.
     Never raises: whatever goes wrong here, the trace is hashed as it is read. Looks before
     it opens: opening a named pipe would take its writer's data from the ingest."""
-    import stat
-
     try:
         st = os.stat(path)
     except (OSError, TypeError, ValueError):
