@@ -130,7 +130,7 @@ def test_the_command_and_python_m_tracekit_go_through_the_entry_point(populated_
     from importlib.metadata import entry_points
 
     (script,) = entry_points(group="console_scripts", name="tracekit")
-    assert script.value == "tracekit.cli:entry_point"
+    assert script.value == "tracekit.__main__:entry_point"
     torn = tmp_path / "torn-down"
     prog = textwrap.dedent(f"""
         import runpy, sys

@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -115,3 +117,102 @@ def test_cli_ingest_of_a_big_plain_trace_records_its_sha256(tmp_path, tracekit_c
     assert r.returncode == 0, r.stderr
     want = hashlib.sha256(trace.read_bytes()).hexdigest()
     assert connect(data).execute("SELECT run_id, sha256 FROM runs").fetchall() == [(want[:16], want)]
+
+
+def test_a_forked_child_hashes_the_file(tmp_path, small_min, monkeypatch):
+    trace = tmp_path / "t.tr"
+    trace.write_bytes(wired_lines(30_000))
+    hashahead.start(trace, fork=True)
+    [d] = hashahead._pending.values()
+    monkeypatch.setattr(hashahead, "sha256_of_prefix", lambda *a: pytest.fail("hashed again"))
+    src, taken = read_all(trace)
+    assert taken and d.pid is None
+    assert src.sha256 == hashlib.sha256(trace.read_bytes()).hexdigest()
+
+
+def test_the_mapped_hash_of_a_prefix(tmp_path, monkeypatch):
+    f = tmp_path / "x"
+    f.write_bytes(bytes(range(256)) * 100_000)      # 25.6 MB
+    monkeypatch.setattr(hashahead, "PIECE_BYTES", 1 << 20)      # many pieces, the last one short
+    fd = os.open(f, os.O_RDONLY)
+    try:
+        for n in (0, 1, 1 << 20, 20_000_123, 25_600_000):
+            assert hashahead.sha256_mapped(fd, n) == hashlib.sha256(f.read_bytes()[:n]).hexdigest()
+    finally:
+        os.close(fd)
+
+
+# a process that starts a forked child for a 256 MiB file (sparse: nothing on disk) and
+# prints the child's pid; then `how` ends it: at once (os._exit: no atexit function runs, the
+# child is left hashing) or as a command ends (its atexit functions run)
+FORKS = """
+import os, sys
+from tracekit import hashahead
+hashahead.start(sys.argv[1], fork=True)
+[d] = hashahead._pending.values()
+print(d.pid, flush=True)
+if sys.argv[2] == "at once":
+    os._exit(0)
+sys.exit(0)
+"""
+
+
+def _forking_process(tmp_path, how):
+    big = tmp_path / "sparse.tr"
+    with open(big, "wb") as f:
+        f.truncate(256 << 20)
+    return subprocess.run([sys.executable, "-c", FORKS, str(big), how], capture_output=True, text=True, timeout=120)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_forked_child_holds_none_of_the_callers_streams(tmp_path):
+    """The output of `tracekit ingest` read to its end (a caller capturing it) ends with the
+    command, not when a child still hashing ends: the child holds none of its descriptors."""
+    p = _forking_process(tmp_path, "at once")
+    assert p.returncode == 0, p.stderr
+    pid = int(p.stdout)
+    try:
+        # the output ended, and the child, with 256 MiB to hash, had not
+        assert _alive(pid)
+        held = {os.readlink(f"/proc/{pid}/fd/{n}") for n in os.listdir(f"/proc/{pid}/fd")}
+        assert {"/dev/null", str(tmp_path / "sparse.tr")} <= held and len(held) == 3   # and the pipe to its parent
+    finally:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+
+
+def test_a_child_nobody_took_is_stopped_when_the_command_ends(tmp_path):
+    p = _forking_process(tmp_path, "as a command ends")
+    assert p.returncode == 0, p.stderr
+    assert not os.path.exists(f"/proc/{int(p.stdout)}")     # killed and reaped before the exit
+
+
+def test_the_ingest_path_guessed_from_a_command_line():
+    from tracekit.__main__ import ingest_path
+
+    assert ingest_path(["ingest", "out.tr"]) == "out.tr"
+    assert ingest_path(["ingest", "--label", "variant=Reno", "-l", "seed=1", "--data", "d", "--skip-bad-lines", "a.tr", "b.tr"]) == "a.tr"
+    assert ingest_path(["ingest", "--label=variant=Reno", "--", "-odd.tr"]) == "-odd.tr"
+    assert ingest_path(["sql", "SELECT 1"]) is None
+    assert ingest_path(["ingest", "--help"]) is None
+    assert ingest_path([]) is None
+
+
+def test_the_options_taking_a_value_are_the_ingest_commands():
+    import typer.main
+
+    from tracekit.__main__ import INGEST_VALUED
+    from tracekit.cli import app
+
+    ingest = typer.main.get_command(app).commands["ingest"]
+    valued = {opt for p in ingest.params if p.param_type_name == "option" and not p.is_flag for opt in p.opts}
+    assert valued == INGEST_VALUED
