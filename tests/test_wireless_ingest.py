@@ -535,6 +535,33 @@ def test_tiny_chunks_give_the_same_tables(name, chunk_bytes, traces, tmp_path):
     assert len(query(tiny, "SELECT * FROM wireless_logs")) == len(want["logs"])
 
 
+@pytest.mark.parametrize("small_rows", [None, 7])
+def test_a_small_tables_rows_are_gathered_into_few_parts(small_rows, traces, tmp_path, monkeypatch):
+    """The tables beside the events get a few rows a chunk (or none): their rows are held and
+    written as one part once _Writers.SMALL_ROWS of them are, and at the end, in line order,
+    not as a tiny part per chunk; the events, a part per chunk."""
+    from tracekit import ingest
+
+    if small_rows is not None:
+        monkeypatch.setattr(ingest._Writers, "SMALL_ROWS", small_rows)
+    limit = ingest._Writers.SMALL_ROWS
+    for name, t, key in (("mixed-AODV-energy", "wireless_energy", "energy"), ("mixed-DSR", "wireless_logs", "logs")):
+        f = traces[name]
+        data = tmp_path / name
+        ingest_file(Store(data, create=True), f, chunk_bytes=4096)
+        want = read_trace(f.read_text())
+        n = len(want[key])
+        parts = sorted(data.glob(f"runs/run_id=*/{t}-*.parquet"))
+        sizes = [pq.read_metadata(p).num_rows for p in parts]
+        assert sum(sizes) == n > 2 * 7, t       # rows from many chunks, more than two parts' worth
+        # every part but the last held back until it had `limit` rows (or more: a chunk's)
+        assert all(k >= limit for k in sizes[:-1]) and len(parts) <= -(-n // limit), (t, sizes)
+        stored = [x for p in parts for x in pq.read_table(p, columns=["line_no"]).column("line_no").to_pylist()]
+        assert stored == sorted(r[0] for r in want[key]), t
+        events = list(data.glob("runs/run_id=*/wireless_events-*.parquet"))
+        assert len(events) > (f.stat().st_size - 65536) // (2 * 4096)
+
+
 def test_a_non_dsr_s_line_is_a_bad_line(tmp_path):
     """Only 'S<letters> TIME ...' lines are DSR's own; a crash message that starts with S
     stops the file at its line instead of landing in wireless_logs."""

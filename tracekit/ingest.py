@@ -154,12 +154,18 @@ class _Writers:
     background threads, so that writing overlaps parsing the next chunk, and two parts are
     written at once (a Parquet writer uses one core per file). At most MAX_PENDING chunks
     wait to be written, which bounds memory. A frame may lack columns of its table's schema:
-    they are stored as nulls."""
+    they are stored as nulls.
+
+    The rows of a table other than `main` (a wireless trace's node movements, energy, log
+    lines: a few rows a chunk, or none) are held until SMALL_ROWS of them are, and written as
+    one part then or at close(): a part costs ~0.5 ms of CPU however few its rows (its 28
+    columns' encoders, its footer), and a file (benchmarks/README.md)."""
 
     MAX_PENDING = 3
     THREADS = 2
+    SMALL_ROWS = 65_536
 
-    def __init__(self, directory: Path, inline: bool = False):
+    def __init__(self, directory: Path, inline: bool = False, main: str | None = None):
         from concurrent.futures import ThreadPoolExecutor
 
         self.directory = directory
@@ -168,11 +174,30 @@ class _Writers:
         self.keep: Callable[[str, pa.Table], None] | None = None     # each part's table, once written
         self.parts: dict[str, int] = {}
         self.rows: dict[str, int] = {}
+        self.main = main
+        self.held: dict[str, list[Frame]] = {}     # a table's frames not written yet (not main's)
+        self.held_rows: dict[str, int] = {}
 
     def write(self, table: str, frame: Frame) -> None:
         height = _height(frame)
         if height == 0:
             return
+        self.rows[table] = self.rows.get(table, 0) + height
+        if table != self.main:
+            self.held.setdefault(table, []).append(frame)
+            self.held_rows[table] = self.held_rows.get(table, 0) + height
+            if self.held_rows[table] >= self.SMALL_ROWS:
+                self._flush(table)
+            return
+        self._submit(table, frame)
+
+    def _flush(self, table: str) -> None:
+        frames = self.held.pop(table, [])
+        self.held_rows.pop(table, None)
+        if frames:
+            self._submit(table, frames[0] if len(frames) == 1 else frames)
+
+    def _submit(self, table: str, frame: Frame | list[Frame]) -> None:
         k = self.parts.get(table, 0)
         self.parts[table] = k + 1
         path = self.directory / f"{table}-{k:05d}.parquet"
@@ -180,15 +205,17 @@ class _Writers:
         # conformed to the schema on the writer thread too: the casts of a wireless chunk's
         # many columns are no small part of the work
         self.pending.append(self.pool.submit(_store_part, frame, table, path, self.keep))
-        self.rows[table] = self.rows.get(table, 0) + height
         while len(self.pending) > self.MAX_PENDING:
             self.pending.pop(0).result()
 
     def close(self) -> None:
         try:
+            for table in list(self.held):
+                self._flush(table)
             for f in self.pending:
                 f.result()
         finally:
+            self.held = {}
             self.pending = []
             self.pool.shutdown(wait=True)
 
@@ -248,10 +275,14 @@ def _stored_schema(table: str) -> pa.Schema:
     return _STORED[table]
 
 
-def _store_part(frame: Frame, table: str, path: Path, keep: Callable[[str, pa.Table], None] | None = None) -> None:
-    """`frame` with its table's columns, in order, of their stored types (a column the parser
-    does not give is stored as nulls), written to `path`, then handed to `keep`."""
-    stored = _conform(frame, table)
+def _store_part(frame: Frame | list[Frame], table: str, path: Path, keep: Callable[[str, pa.Table], None] | None = None) -> None:
+    """`frame` (or several, one after the other) with its table's columns, in order, of their
+    stored types (a column the parser does not give is stored as nulls), written to `path`,
+    then handed to `keep`."""
+    if isinstance(frame, list):
+        stored = pa.concat_tables([_conform(f, table) for f in frame])
+    else:
+        stored = _conform(frame, table)
     _write_part(stored, path)
     if keep is not None:
         keep(table, stored)
@@ -654,7 +685,7 @@ def ingest_file(
     # size on the benchmarks' traces): the connection for its facts made while it is parsed
     want_ahead = facts and FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts and _regular_size(path) > 16 * SMALL_RUN_BYTES
     ahead: Ahead | None = None
-    writers = _Writers(staging, inline=one_chunk)
+    writers = _Writers(staging, inline=one_chunk, main=main)
     keep: _TraceCopy | None = None
     parses = _Parses(parser, inline=one_chunk)
     chunks = _Prefetch(parses.submit(src.chunks(chunk_bytes)), inline=one_chunk)
