@@ -44,12 +44,16 @@ def main() -> None:
     frames = [as_polars(t).cast(_pl_schema(table)) for t in tables]  # type: ignore[arg-type]
     ours = _write_options(tables[0].schema)
     numeric = [f.name for f in tables[0].schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
+    int32 = [f.name for f in tables[0].schema if pa.types.is_int32(f.type)]
     cases = {
         "polars zstd-1 (before issue 16)": lambda i, p: frames[i].write_parquet(p, compression="zstd", compression_level=1),
         "polars zstd-1, no statistics": lambda i, p: frames[i].write_parquet(p, compression="zstd", compression_level=1, statistics=False),
         "polars uncompressed": lambda i, p: frames[i].write_parquet(p, compression="uncompressed"),
         "pyarrow defaults + zstd-1": lambda i, p: pq.write_table(tables[i], p, compression="zstd", compression_level=1),
         "pyarrow, ingest's settings (_write_options)": lambda i, p: pq.write_table(tables[i], p, **ours),
+        "pyarrow, ingest's settings with the int32 columns dictionary-encoded (before 2026-11-29)": lambda i, p: pq.write_table(
+            tables[i], p, **{**ours, "use_dictionary": ours["use_dictionary"] + int32,
+                             "column_encoding": {k: v for k, v in ours["column_encoding"].items() if k not in int32}}),
         "pyarrow, ingest's settings, zstd-1": lambda i, p: pq.write_table(tables[i], p, **{**ours, "compression": "zstd", "compression_level": 1}),
         "pyarrow, ingest's settings, statistics on every number": lambda i, p: pq.write_table(tables[i], p, **{**ours, "write_statistics": numeric}),
         "pyarrow, ingest's settings, zstd-1, every number's statistics": lambda i, p: pq.write_table(

@@ -315,11 +315,17 @@ GROWING = frozenset({"line_no", "time", "pkt_id"})
 def _write_options(schema: pa.Schema) -> dict:
     """How pyarrow writes a part of `schema` (issue 16: writing was the largest cost of
     ingest; benchmarks/bench_parquet_write.py compares the settings):
-    - dictionary encoding for the columns with few distinct values: the dictionary columns,
-      strings and int32 (nodes, ports, sizes, flow ids, flags); pyarrow falls back to plain
-      encoding by itself on a column whose dictionary grows past 1 MB;
-    - DELTA_BINARY_PACKED for int64 (line numbers, packet ids, sequence numbers: counters,
-      whose differences are small): cheap to encode, and it leaves the codec little to do;
+    - dictionary encoding for the string columns (the dictionary columns: event codes, packet
+      types, layers; the strings); pyarrow falls back to plain encoding by itself on a
+      column whose dictionary grows past 1 MB;
+    - DELTA_BINARY_PACKED for the integers: int64 (line numbers, packet ids, sequence
+      numbers: counters, whose differences are small) and int32 (nodes, ports, sizes, flow
+      ids, flags: few distinct values, each a few bits wide). Cheap to encode, and it leaves
+      the codec little to do. The int32 columns were dictionary-encoded before: their parts
+      were 6-9 % smaller, but hashing every value cost 2.5 ms per 8 MiB chunk of big-103s.tr
+      (16.2 -> 13.7 ms) and 0.5 ms of a new-format wireless trace's (9.9 -> 9.4 ms;
+      `bench_parquet_write.py`); whole ingests -0.09 s on big-103s.tr (faster in 7 of 7
+      pairs), -0.01 s on wireless-new-256s.tr (9 of 15; benchmarks/README.md);
     - doubles (times, positions) plain: BYTE_STREAM_SPLIT was 2 ms a chunk cheaper, but its
       pages are 40 % larger and mostly incompressible;
     - LZ4 (Parquet's LZ4_RAW) on every column. zstd level 1, used before, makes parts 20-25 %
@@ -339,9 +345,9 @@ def _write_options(schema: pa.Schema) -> dict:
     dict_cols, encodings, stats = [], {}, []
     for f in schema:
         t = f.type
-        if pa.types.is_dictionary(t) or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_int32(t):
+        if pa.types.is_dictionary(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
             dict_cols.append(f.name)
-        elif pa.types.is_int64(t):
+        elif pa.types.is_int64(t) or pa.types.is_int32(t):
             encodings[f.name] = "DELTA_BINARY_PACKED"
         if f.name in GROWING and (pa.types.is_integer(t) or pa.types.is_floating(t)):
             stats.append(f.name)
