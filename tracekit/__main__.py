@@ -1,10 +1,11 @@
 """The `tracekit` command's entry (its console script, and `python -m tracekit`): the trace of
 a `tracekit ingest` starts being hashed (tracekit.hashahead) before anything else is
 imported, then tracekit.cli runs the command. Started here, the hashing child is forked
-~30 ms after the process starts, while the command line's own imports (typer, then pyarrow
-and the parsers) keep the other core idle for ~0.15 s; started by the ingest command itself,
-after the command line's imports and as a new interpreter, it began ~50 ms later
-(benchmarks/README.md, "The new-format wireless ingest")."""
+~15-20 ms after the process starts (the interpreter's start, ~7 ms of imports before the
+fork) and hashes at once, while the command line's own imports (typer, then pyarrow and the
+parsers) keep the other core idle for ~0.15 s; started by the ingest command itself, after
+the command line's import (~30 ms) and as a new interpreter (~15 ms more), its hashing began
+~45 ms later (benchmarks/README.md, "The new-format wireless ingest")."""
 from __future__ import annotations
 
 import sys
