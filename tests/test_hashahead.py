@@ -210,6 +210,37 @@ def test_a_forked_child_holds_none_of_the_callers_streams(tmp_path):
             pass
 
 
+def test_no_fork_beside_another_thread(tmp_path, small_min):
+    """With a second thread running, start(fork=True) spawns a new interpreter instead: a
+    fork copies only the calling thread, and a lock the other one held would never be freed
+    in the child."""
+    import threading
+
+    big = tmp_path / "sparse.tr"
+    with open(big, "wb") as f:
+        f.truncate(256 << 20)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        hashahead.start(big, fork=True)
+    finally:
+        stop.set()
+        other.join()
+    [d] = hashahead._pending.values()
+    try:
+        with open(f"/proc/{d.pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        # a new interpreter running the spawned child's program (a fork's would be pytest's),
+        # still hashing its 256 MiB
+        assert argv[1:3] == [b"-I", b"-S"], argv
+        d._wait()
+        assert d.result == hashlib.sha256(b"\0" * (256 << 20)).hexdigest()
+    finally:
+        hashahead._pending.clear()
+        d.close()
+
+
 def test_a_child_nobody_took_is_stopped_when_the_command_ends(tmp_path):
     p = _forking_process(tmp_path, "as a command ends")
     assert p.returncode == 0, p.stderr

@@ -176,8 +176,9 @@ def _stop_untaken() -> None:
 
 def start(path: str | os.PathLike, fork: bool = False) -> None:
     """Hash `path` ahead if it is a plain regular file of at least MIN_BYTES; else nothing.
-    `fork`: by a forked child, which only a process with one thread may ask for (the
-    `tracekit` command's first step); else by a new interpreter. Never raises: whatever goes
+    `fork`: by a forked child, where the process has one thread (the `tracekit` command's
+    first step; with other threads, a new interpreter all the same); else by a new
+    interpreter. Never raises: whatever goes
     wrong here, the trace is hashed as it is read. Looks before it opens: opening a named
     pipe would take its writer's data from the ingest."""
     try:
@@ -196,7 +197,9 @@ def start(path: str | os.PathLike, fork: bool = False) -> None:
         if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != key or not is_plain(os.pread(fd, HEAD_BYTES, 0)):
             os.close(fd)
             return
-        d = Digest(fd, st, fork)
+        # a fork copies one thread: another one holding a lock the child then needs (the C
+        # library's, OpenSSL's) would leave the child waiting for ever, and ingest with it
+        d = Digest(fd, st, fork and threading.active_count() == 1)
     except Exception:       # no os.posix_spawn here (AttributeError), no interpreter to start...
         os.close(fd)
         return

@@ -156,7 +156,7 @@ class _Writers:
     wait to be written, which bounds memory. A frame may lack columns of its table's schema:
     they are stored as nulls.
 
-    The rows of a table other than `main` (a wireless trace's node movements, energy, log
+    Given `main`, the rows of a table other than it (a wireless trace's node movements, energy, log
     lines: a few rows a chunk, or none) are held until SMALL_ROWS of them are, and written as
     one part then or at close(): a part costs ~0.5 ms of CPU however few its rows (its 28
     columns' encoders, its footer), and a file (benchmarks/README.md)."""
@@ -183,7 +183,7 @@ class _Writers:
         if height == 0:
             return
         self.rows[table] = self.rows.get(table, 0) + height
-        if table != self.main:
+        if self.main is not None and table != self.main:
             self.held.setdefault(table, []).append(frame)
             self.held_rows[table] = self.held_rows.get(table, 0) + height
             if self.held_rows[table] >= self.SMALL_ROWS:
