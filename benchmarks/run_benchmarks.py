@@ -281,9 +281,8 @@ print(sha256)
 INGEST_NO_FACTS = """
 import sys
 try:            # the trace hashed ahead from the first moment, as the `tracekit` command does
-    from tracekit.__main__ import ingest_path
     from tracekit.hashahead import start
-    start(ingest_path(["ingest", sys.argv[1]]), fork=True)
+    start(sys.argv[1], fork=True)
 except (ImportError, TypeError):        # a tracekit from before it
     pass
 import tracekit.ingest

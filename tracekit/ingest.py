@@ -176,7 +176,6 @@ class _Writers:
         self.rows: dict[str, int] = {}
         self.main = main
         self.held: dict[str, list[Frame]] = {}     # a table's frames not written yet (not main's)
-        self.held_rows: dict[str, int] = {}
 
     def write(self, table: str, frame: Frame) -> None:
         height = _height(frame)
@@ -184,16 +183,15 @@ class _Writers:
             return
         self.rows[table] = self.rows.get(table, 0) + height
         if self.main is not None and table != self.main:
-            self.held.setdefault(table, []).append(frame)
-            self.held_rows[table] = self.held_rows.get(table, 0) + height
-            if self.held_rows[table] >= self.SMALL_ROWS:
+            held = self.held.setdefault(table, [])
+            held.append(frame)
+            if sum(map(_height, held)) >= self.SMALL_ROWS:
                 self._flush(table)
             return
         self._submit(table, frame)
 
     def _flush(self, table: str) -> None:
         frames = self.held.pop(table, [])
-        self.held_rows.pop(table, None)
         if frames:
             self._submit(table, frames[0] if len(frames) == 1 else frames)
 
