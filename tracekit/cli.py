@@ -243,7 +243,10 @@ class _StderrProgress:
 
     def print(self, msg):
         if self.progress is not None:
-            self.progress.console.print(msg, markup=False, highlight=False)
+            from .output import visible
+
+            # a terminal: a file name's control characters show as escapes (lines stay lines)
+            self.progress.console.print("\n".join(map(visible, msg.split("\n"))))
         else:
             print(msg, file=sys.stderr)
 
@@ -262,14 +265,14 @@ class _Progress(_StderrProgress):
     def __enter__(self):
         if not sys.stderr.isatty():
             return self     # no bar, and rich not imported (30 ms of every scripted ingest's start-up)
-        from rich.console import Console
+        from .output import console
 
-        self.console = Console(stderr=True)
+        self.console = console(stderr=True)
         if self.console.is_terminal:
             from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
             self.progress = Progress(
-                TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                 TimeRemainingColumn(), console=self.console, transient=True,
             )
             self.progress.__enter__()
@@ -279,7 +282,9 @@ class _Progress(_StderrProgress):
         if self.progress is None:
             return
         if path not in self.tasks:
-            self.tasks[path] = self.progress.add_task(Path(path).name, total=total)
+            from .output import visible
+
+            self.tasks[path] = self.progress.add_task(visible(Path(path).name), total=total)
         self.progress.update(self.tasks[path], completed=done)
 
     def done(self, path):
@@ -850,9 +855,9 @@ class _SweepProgress(_StderrProgress):
     workers; plain lines when stderr is not a terminal."""
 
     def __enter__(self):
-        from rich.console import Console
+        from .output import console
 
-        self.console = Console(stderr=True)
+        self.console = console(stderr=True)
         self.progress = None
         self.n = 0
         self.n_failed = 0

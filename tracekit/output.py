@@ -4,6 +4,11 @@ Tables go to a terminal at its width. Piped (stdout not a terminal) they are as 
 `$COLUMNS` when that is set to a number, and otherwise never wrapped, so that a script
 reading them sees one line per row. Several tables in one CSV or JSON output:
 `print_tables`.
+
+Text in a table (cells, column names, the title) is printed as it is, never read as rich
+markup or emoji codes; its control characters (ESC, carriage return, newline, ...) show as
+escapes such as `\\x1b` and `\\n`, so that a label or a query result cannot move the cursor,
+colour the terminal or forge lines. CSV and JSON keep every value exactly.
 """
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 from datetime import date, datetime
 from typing import Any, Sequence
@@ -33,16 +39,35 @@ def _plain(v: Any) -> Any:
     return str(v)
 
 
+# C0 and C1 controls and DEL, the Unicode line and paragraph separators, and the bidi
+# embeddings, overrides and isolates (which reorder what follows them on the line)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` with each control character written as its Python escape (`\\x1b`, `\\n`,
+    `\\t`, `\\u202e`): for a terminal, which would act on it (or rich, which drops some)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def console(out=None, **kw):
+    """A rich Console that prints strings literally: no markup, no emoji codes, no
+    highlighting (a `[/x]` in a label is text, not a closing tag)."""
+    from rich.console import Console
+
+    return Console(file=out, markup=False, emoji=False, highlight=False, **kw)
+
+
 def _cell(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, float):
         return f"{v:.6g}" if abs(v) < 1e15 else repr(v)
     if isinstance(v, dict):
-        return ", ".join(f"{k}={x}" for k, x in v.items())
+        return visible(", ".join(f"{k}={x}" for k, x in v.items()))
     if isinstance(v, (datetime, date)):
         return v.isoformat(sep=" ", timespec="seconds") if isinstance(v, datetime) else v.isoformat()
-    return str(v)
+    return visible(str(v))
 
 
 def piped_width() -> int | None:
@@ -94,19 +119,18 @@ def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, 
         for r in rows:
             w.writerow([_csv_cell(v) for v in r])
     else:
-        from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=title, show_lines=False, title_justify="left", expand=False)
+        table = Table(title=None if title is None else visible(title), show_lines=False, title_justify="left", expand=False)
         for c in columns:
-            table.add_column(c, overflow="fold")
+            table.add_column(visible(c), overflow="fold")
         for r in rows[:TABLE_MAX_ROWS]:
             table.add_row(*[_cell(v) for v in r])
-        probe = Console(file=out)
+        probe = console(out)
         # in a terminal rich fits the table to the window; piped output to $COLUMNS, else not wrapped
-        console = probe if probe.is_terminal else Console(file=out, width=piped_width() or 10_000)
-        console.print(table)
+        con = probe if probe.is_terminal else console(out, width=piped_width() or 10_000)
+        con.print(table)
         if len(rows) > TABLE_MAX_ROWS:
-            console.print(f"... {len(rows) - TABLE_MAX_ROWS} more rows (use --format csv or json for all)")
+            con.print(f"... {len(rows) - TABLE_MAX_ROWS} more rows (use --format csv or json for all)")
         elif not rows:
-            console.print("(no rows)")
+            con.print("(no rows)")
