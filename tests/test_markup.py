@@ -173,3 +173,4 @@ def test_ingest_progress_shows_file_names_literally(tmp_path, ns_traces):
     assert "MarkupError" not in err, err
     assert r"t[bold]x[link=https:e.invalid]y:thumbs_up:\x1b]0;owned\x07.tr" in err, err      # the bar's description, escaped
     assert b"\x1b]0;owned" not in tty                          # the title-setting sequence never ran
+    assert b"added run " in stdout and b"added run " not in tty   # stdout, a pipe, keeps its lines

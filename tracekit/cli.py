@@ -274,6 +274,8 @@ class _Progress(_StderrProgress):
             self.progress = Progress(
                 TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                 TimeRemainingColumn(), console=self.console, transient=True,
+                # stdout into the bar's console only when it shares the terminal: a pipe keeps its lines
+                redirect_stdout=sys.stdout.isatty(),
             )
             self.progress.__enter__()
         return self
