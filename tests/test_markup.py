@@ -75,8 +75,8 @@ def store(tmp_path_factory, ns_traces) -> Path:
     t2 = d / "labels.tr"
     t2.write_text("# tracekit-meta " + json.dumps({"scenario": "[/evil]", "seed": 2}) + "\n" + body)
     s = d / "a[" / "x]"          # the store's path holds `[/x]`: the title of `runs`
-    ok(tk("ingest", t1, "--data", s))
-    ok(tk("ingest", t2, "--data", s, "--label", "variant=[/x]", "--label", "x=[/oops]",
+    ok(tk("ingest", t1, "--data", s, "--label", "tag=t\x1b[31mred"))
+    ok(tk("ingest", t2, "--data", s, "--label", "tag=t\x1b[31mred", "--label", "variant=[/x]", "--label", "x=[/oops]",
           "--label", "esc=a\x1b[31mred", "--flow-label", "1=[/x]"))
     return s
 
@@ -127,6 +127,12 @@ def test_compare_shows_label_values_literally(store):
     cells = {ln.split("│")[1].strip() for ln in out.splitlines() if ln.startswith("│ ")}
     assert cells == {"[bold]b[/bold]", "[/x]"}, out
     assert "[/evil]: 2 runs with a seed" in out, out
+
+
+def test_compare_lines_show_control_characters_as_escapes(store):
+    out = ok(tk("compare", "[/evil]", "--by", "variant", "--per", "tag", "--data", store))
+    assert r"at tag=t\x1b[31mred" in out, out
+    no_raw_controls(out)
 
 
 def _read_tty(fd: int, proc: subprocess.Popen, timeout_s: float = 120) -> bytes:

@@ -543,22 +543,27 @@ def _print_comparison(c, fmt: str) -> None:
                  " ".join(map(str, g.seeds)), v.text, v.note] for v in c.verdicts for g in v.groups]
         print_rows(cols, rows, "csv")
         return
-    print(f"{c.scenario}: {c.n_runs} runs with a seed; groups by {c.factor}; flows: {c.flow_filter}"
-          + (f"; runs where {', '.join(str(f) for f in c.filters if not f.is_flow)}" if any(not f.is_flow for f in c.filters) else ""))
+    from .output import visible
+
+    def say(text: str = "") -> None:       # labels' control characters as escapes, as in the tables
+        print(visible(text))
+
+    say(f"{c.scenario}: {c.n_runs} runs with a seed; groups by {c.factor}; flows: {c.flow_filter}"
+        + (f"; runs where {', '.join(str(f) for f in c.filters if not f.is_flow)}" if any(not f.is_flow for f in c.filters) else ""))
     if c.pooled_note:
-        print(f"note: {c.pooled_note}")
+        say(f"note: {c.pooled_note}")
     for v in c.verdicts:
         M = v.metric
         head = f"{M.title} ({M.name}, {M.unit}, {'higher' if M.higher_is_better else 'lower'} is better)"
         group_rows = [(g.level, g.n, fmt_value(g.mean), "" if g.ci95_half_width is None else f"± {fmt_value(g.ci95_half_width)}",
                        " ".join(map(str, g.seeds))) for g in v.groups]
-        print()
-        print(head + (f" at {v.per_text}" if v.per else ""))
+        say()
+        say(head + (f" at {v.per_text}" if v.per else ""))
         if group_rows:
             print_rows([c.factor, "n", "mean", "95% CI", "seeds"], group_rows, "table")
-        print(f"verdict: {v.text}")
+        say(f"verdict: {v.text}")
         if v.note:
-            print(f"note: {v.note}")
+            say(f"note: {v.note}")
 
 
 @app.command()
