@@ -15,6 +15,7 @@ import typer
 
 from .cliparams import install as _plain_option_values
 from .errors import Terminated, TracekitError
+from .exits import describe, escaped, loaded_class, show_traceback as _debug
 
 # option values coerced without importing pydantic where typer's result is plain (start-up)
 _plain_option_values()
@@ -100,36 +101,6 @@ def fail(msg: str, code: int = 1) -> "typer.Exit":
     return typer.Exit(code)
 
 
-def describe(e: BaseException) -> str:
-    """One line for an exception the library did not turn into a TracekitError."""
-    if isinstance(e, MemoryError):
-        return "out of memory" + (f": {_first_line(e)}" if str(e) else "")
-    if isinstance(e, OSError) and e.strerror:
-        what = e.strerror[:1].lower() + e.strerror[1:]
-        names = [str(n) for n in (e.filename, e.filename2) if n is not None]
-        return f"{' -> '.join(names)}: {what}" if names else what
-    duckdb, polars = sys.modules.get("duckdb"), sys.modules.get("polars")   # not imported: not raised
-    if duckdb is not None and isinstance(e, duckdb.Error):
-        # a query of tracekit's own failing as it reads the store: most likely a part whose
-        # data pages are damaged behind a whole footer (connect checks only each file's end)
-        return f"DuckDB: {_first_line(e)} (if the store is damaged, tracekit verify --deep names the run)"
-    if polars is not None and isinstance(e, polars.exceptions.PolarsError):
-        return f"polars: {type(e).__name__}: {_first_line(e)}"
-    return f"unexpected {type(e).__name__}: {_first_line(e)} (TRACEKIT_DEBUG=1 shows the traceback)"
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
-def _debug() -> None:
-    if os.environ.get("TRACEKIT_DEBUG", "") not in ("", "0"):
-        import traceback
-
-        traceback.print_exc()
-
-
 def handles_errors(fn):
     """Every command's boundary: what escapes it becomes one stderr line and an exit code."""
     @functools.wraps(fn)
@@ -155,8 +126,8 @@ def handles_errors(fn):
             raise fail("interrupted", 130) from None
         except Exception as e:          # OSError, duckdb.Error, polars errors, MemoryError, a bug
             _debug()
-            duckdb = sys.modules.get("duckdb")
-            if duckdb is not None and isinstance(e, duckdb.InterruptException):   # Ctrl-C inside a query
+            interrupt = loaded_class("duckdb", "InterruptException")     # (never a half-imported module's)
+            if interrupt is not None and isinstance(e, interrupt):   # Ctrl-C inside a query
                 raise fail("interrupted", 130) from None
             raise fail(describe(e)) from None
     wrapper.handles_errors = True       # type: ignore[attr-defined]  # tests check every command has it
@@ -1103,7 +1074,9 @@ def main() -> None:
 def entry_point() -> None:
     """The `tracekit` command (its console script, and `python -m tracekit`): main, then the
     process ends without the interpreter's teardown (tracekit.exits.exit_promptly). main
-    itself ends by SystemExit, as typer's commands do, for callers in a process of their own."""
+    itself ends by SystemExit, as typer's commands do, for callers in a process of their own.
+    What escapes main otherwise (outside a command, where typer writes its help or usage)
+    is one line too."""
     from .exits import exit_promptly
 
     try:
@@ -1111,6 +1084,10 @@ def entry_point() -> None:
     except SystemExit as e:
         exit_promptly(e.code)
         raise
+    except BaseException as e:          # outside every command's boundary: still one line
+        code = fail("terminated", 143).exit_code if isinstance(e, Terminated) else escaped(e)
+        exit_promptly(code)
+        raise SystemExit(code) from None
     exit_promptly(0)
 
 
