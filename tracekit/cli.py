@@ -577,6 +577,17 @@ KeepOpt = typer.Option(True, "--keep-traces/--no-keep-traces", help="Keep the ra
 NsOpt = typer.Option("ns", "--ns", help="The ns-2 binary.", metavar="PATH")
 
 
+def _at_least_one(value: Optional[int]) -> Optional[int]:
+    # a check of its own, not typer's min=: a range makes typer coerce through pydantic,
+    # ~0.1 s of every sweep's start (tracekit.cliparams)
+    if value is not None and value < 1:
+        raise typer.BadParameter(f"{value} is not a number of simulations (at least 1)")
+    return value
+
+
+JobsOpt = typer.Option(None, "--jobs", "-j", callback=_at_least_one, help="Simulations at once, at least 1 [default: all cores].", metavar="N")
+
+
 @app.command()
 @handles_errors
 def run(
@@ -616,7 +627,7 @@ def sweep(
     set_: List[str] = SetOpt,
     experiment: Optional[str] = typer.Option(None, "--experiment", "-e", help="Run a named paper experiment (see tracekit scenarios)."),
     quick: bool = typer.Option(False, "--quick", help="With --experiment: its reduced version (fewer seeds, shorter runs, coarser grid)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Simulations at once [default: all cores]."),
+    jobs: Optional[int] = JobsOpt,
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run each simulation as a task on a dask.distributed cluster: its scheduler's ADDRESS (tcp://host:8786; the store must be on a filesystem every worker mounts at the same path), or local:N for N local worker processes. Needs tracekit[cluster]. [default: a local process pool]", metavar="ADDRESS"),
     keep_traces: bool = KeepOpt,
     dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would run."),
@@ -632,7 +643,7 @@ def sweep(
     """
     from .experiments.sweep import done_sim_ids, parse_grid, parse_seeds, plan_experiment, plan_sweep
 
-    if scheduler is not None and jobs:
+    if scheduler is not None and jobs is not None:
         raise TracekitError("--jobs is for the local pool; with --scheduler the cluster's workers run the simulations")
 
     if experiment:
@@ -658,9 +669,9 @@ def sweep(
         if len(todo) > 20:
             print(f"  ... and {len(todo) - 20} more")
         return
-    failed = _run_with_progress(specs, _data(data), jobs, keep_traces, ns, "sweep", scheduler=scheduler)
+    failed, n_run = _run_with_progress(specs, _data(data), jobs, keep_traces, ns, "sweep", scheduler=scheduler)
     if failed:
-        raise typer.Exit(1)
+        raise _simulations_failed(failed, n_run)
     if experiment and not dry_run:
         from .experiments import EXPERIMENTS
         from .experiments.sweep import experiment_comparison
@@ -672,11 +683,11 @@ def sweep(
                                                     parse_seeds(seeds) if seeds else None, quick=quick), "table")
 
 
-def _run_with_progress(specs, data_dir: Path, jobs: int, keep_traces: bool, ns: str, what: str,
-                       out=None, scheduler: Optional[str] = None) -> list:
+def _run_with_progress(specs, data_dir: Path, jobs: Optional[int], keep_traces: bool, ns: str, what: str,
+                       out=None, scheduler: Optional[str] = None) -> tuple[list, int]:
     """Run the simulations not yet in the store with a progress bar on stderr, in a local
     pool or (`scheduler`) on a Dask cluster; print one summary line (to `out`, default
-    stdout); return the failed results."""
+    stdout); return the failed results and the number of simulations run."""
     from .experiments.sweep import run_sims
 
     failed: list = []
@@ -707,7 +718,16 @@ def _run_with_progress(specs, data_dir: Path, jobs: int, keep_traces: bool, ns: 
                              on_workers=bar.workers, ns_binary=ns)
     print(f"{what}: {counts['done']} ran, {counts['skipped']} already in the store, {len(failed)} failed",
           file=out or sys.stdout)
-    return failed
+    return failed, counts["done"] + len(failed)
+
+
+def _simulations_failed(failed: list, n_run: int) -> TracekitError:
+    """The line a sweep (or reproduce) with failed simulations ends with: how many, the first
+    one's reason (each is reported above in full), and that the same command resumes."""
+    reason = failed[0].error.split("\n", 1)[0].removesuffix("; last output:") or "no reason given"
+    which = f": {reason} (reported above)" if len(failed) == 1 else f", each reported above (the first: {reason})"
+    return TracekitError(f"{len(failed)} of {n_run} simulation{'s' * (n_run != 1)} failed{which}; "
+                         "the same command again runs only the simulations not in the store")
 
 
 @app.command()
@@ -719,7 +739,7 @@ def reproduce(
     list_: bool = typer.Option(False, "--list", help="List the experiments, their papers and the last result in the store."),
     run: bool = typer.Option(True, "--run/--no-run", help="Run the simulations missing from the store first (default), or only evaluate what is there."),
     fmt: ReportFormat = typer.Option(ReportFormat.table, "--format", "-f", help="Output format (with --all: the summary table; table shows each experiment first)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Simulations at once [default: all cores]."),
+    jobs: Optional[int] = JobsOpt,
     keep_traces: bool = KeepOpt,
     ns: str = NsOpt,
     papers_dir: Optional[Path] = typer.Option(None, "--papers", help="Read the paper files from DIR instead of the bundled ones (tracekit/experiments/papers/; format in its README.md).", metavar="DIR"),
@@ -787,13 +807,15 @@ def reproduce(
         if missing:
             raise TracekitError(f"experiment {missing[0]!r} declares no quick version")
     results = []
-    status = 0
+    failed: list = []
+    n_run = 0
     for name in names:
         if run:
             specs = plan_experiment(name, quick=quick)
             print(f"tracekit: {name}{' (quick)' if quick else ''}: {len(specs)} simulations", file=sys.stderr)
-            if _run_with_progress(specs, root, jobs, keep_traces, ns, f"reproduce {name}", out=sys.stderr):
-                status = 1
+            failed_here, n_here = _run_with_progress(specs, root, jobs, keep_traces, ns, f"reproduce {name}", out=sys.stderr)
+            failed += failed_here
+            n_run += n_here
         from .query import connect
 
         res = rp.evaluate(connect(root), name, quick=quick, papers=papers, data_dir=root)
@@ -812,8 +834,8 @@ def reproduce(
         print(rp.render_summary_markdown(results))
     elif all_:
         print(rp.render_summary_markdown(results))
-    if status:
-        raise typer.Exit(1)
+    if failed:
+        raise _simulations_failed(failed, n_run)
 
 
 class _SweepProgress(_StderrProgress):
