@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from .exits import escaped, exit_promptly   # light (no import of its own): for a start-up that fails
+
 # the options of `tracekit ingest` that take a value (tests/test_hashahead.py checks them
 # against the command's own)
 INGEST_VALUED = frozenset({"--label", "-l", "--flow-label", "--series-name", "--data"})
@@ -37,13 +39,19 @@ def ingest_path(argv: list[str]) -> str | None:
 
 
 def entry_point() -> None:
-    path = ingest_path(sys.argv[1:])
-    if path is not None:
-        from .hashahead import start
+    try:
+        path = ingest_path(sys.argv[1:])
+        if path is not None:
+            from .hashahead import start
 
-        start(path, fork=True)      # the process has one thread so far: a fork is safe
-    from .cli import entry_point as cli_entry_point
-
+            start(path, fork=True)      # the process has one thread so far: a fork is safe
+        from .cli import entry_point as cli_entry_point
+    except SystemExit:
+        raise
+    except BaseException as e:      # the imports short of memory or descriptors, Ctrl-C: one line
+        code = escaped(e)
+        exit_promptly(code)
+        raise SystemExit(code) from None
     cli_entry_point()
 
 

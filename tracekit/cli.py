@@ -15,6 +15,7 @@ import typer
 
 from .cliparams import install as _plain_option_values
 from .errors import Terminated, TracekitError
+from .exits import describe, escaped, loaded_class, show_traceback as _debug
 
 # option values coerced without importing pydantic where typer's result is plain (start-up)
 _plain_option_values()
@@ -100,36 +101,6 @@ def fail(msg: str, code: int = 1) -> "typer.Exit":
     return typer.Exit(code)
 
 
-def describe(e: BaseException) -> str:
-    """One line for an exception the library did not turn into a TracekitError."""
-    if isinstance(e, MemoryError):
-        return "out of memory" + (f": {_first_line(e)}" if str(e) else "")
-    if isinstance(e, OSError) and e.strerror:
-        what = e.strerror[:1].lower() + e.strerror[1:]
-        names = [str(n) for n in (e.filename, e.filename2) if n is not None]
-        return f"{' -> '.join(names)}: {what}" if names else what
-    duckdb, polars = sys.modules.get("duckdb"), sys.modules.get("polars")   # not imported: not raised
-    if duckdb is not None and isinstance(e, duckdb.Error):
-        # a query of tracekit's own failing as it reads the store: most likely a part whose
-        # data pages are damaged behind a whole footer (connect checks only each file's end)
-        return f"DuckDB: {_first_line(e)} (if the store is damaged, tracekit verify --deep names the run)"
-    if polars is not None and isinstance(e, polars.exceptions.PolarsError):
-        return f"polars: {type(e).__name__}: {_first_line(e)}"
-    return f"unexpected {type(e).__name__}: {_first_line(e)} (TRACEKIT_DEBUG=1 shows the traceback)"
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
-def _debug() -> None:
-    if os.environ.get("TRACEKIT_DEBUG", "") not in ("", "0"):
-        import traceback
-
-        traceback.print_exc()
-
-
 def handles_errors(fn):
     """Every command's boundary: what escapes it becomes one stderr line and an exit code."""
     @functools.wraps(fn)
@@ -155,8 +126,8 @@ def handles_errors(fn):
             raise fail("interrupted", 130) from None
         except Exception as e:          # OSError, duckdb.Error, polars errors, MemoryError, a bug
             _debug()
-            duckdb = sys.modules.get("duckdb")
-            if duckdb is not None and isinstance(e, duckdb.InterruptException):   # Ctrl-C inside a query
+            interrupt = loaded_class("duckdb", "InterruptException")     # (never a half-imported module's)
+            if interrupt is not None and isinstance(e, interrupt):   # Ctrl-C inside a query
                 raise fail("interrupted", 130) from None
             raise fail(describe(e)) from None
     wrapper.handles_errors = True       # type: ignore[attr-defined]  # tests check every command has it
@@ -618,6 +589,17 @@ KeepOpt = typer.Option(True, "--keep-traces/--no-keep-traces", help="Keep the ra
 NsOpt = typer.Option("ns", "--ns", help="The ns-2 binary.", metavar="PATH")
 
 
+def _at_least_one(value: Optional[int]) -> Optional[int]:
+    # a check of its own, not typer's min=: a range makes typer coerce through pydantic,
+    # ~0.1 s of every sweep's start (tracekit.cliparams)
+    if value is not None and value < 1:
+        raise typer.BadParameter(f"{value} is not a number of simulations (at least 1)")
+    return value
+
+
+JobsOpt = typer.Option(None, "--jobs", "-j", callback=_at_least_one, help="Simulations at once, at least 1 [default: all cores].", metavar="N")
+
+
 @app.command()
 @handles_errors
 def run(
@@ -657,7 +639,7 @@ def sweep(
     set_: List[str] = SetOpt,
     experiment: Optional[str] = typer.Option(None, "--experiment", "-e", help="Run a named paper experiment (see tracekit scenarios)."),
     quick: bool = typer.Option(False, "--quick", help="With --experiment: its reduced version (fewer seeds, shorter runs, coarser grid)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Simulations at once [default: all cores]."),
+    jobs: Optional[int] = JobsOpt,
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run each simulation as a task on a dask.distributed cluster: its scheduler's ADDRESS (tcp://host:8786; the store must be on a filesystem every worker mounts at the same path), or local:N for N local worker processes. Needs tracekit[cluster]. [default: a local process pool]", metavar="ADDRESS"),
     keep_traces: bool = KeepOpt,
     dry_run: bool = typer.Option(False, "--dry-run", help="Only say what would run."),
@@ -673,7 +655,7 @@ def sweep(
     """
     from .experiments.sweep import done_sim_ids, parse_grid, parse_seeds, plan_experiment, plan_sweep
 
-    if scheduler is not None and jobs:
+    if scheduler is not None and jobs is not None:
         raise TracekitError("--jobs is for the local pool; with --scheduler the cluster's workers run the simulations")
 
     if experiment:
@@ -699,9 +681,9 @@ def sweep(
         if len(todo) > 20:
             print(f"  ... and {len(todo) - 20} more")
         return
-    failed = _run_with_progress(specs, _data(data), jobs, keep_traces, ns, "sweep", scheduler=scheduler)
+    failed, n_run = _run_with_progress(specs, _data(data), jobs, keep_traces, ns, "sweep", scheduler=scheduler)
     if failed:
-        raise typer.Exit(1)
+        raise _simulations_failed(failed, n_run)
     if experiment and not dry_run:
         from .experiments import EXPERIMENTS
         from .experiments.sweep import experiment_comparison
@@ -713,11 +695,11 @@ def sweep(
                                                     parse_seeds(seeds) if seeds else None, quick=quick), "table")
 
 
-def _run_with_progress(specs, data_dir: Path, jobs: int, keep_traces: bool, ns: str, what: str,
-                       out=None, scheduler: Optional[str] = None) -> list:
+def _run_with_progress(specs, data_dir: Path, jobs: Optional[int], keep_traces: bool, ns: str, what: str,
+                       out=None, scheduler: Optional[str] = None) -> tuple[list, int]:
     """Run the simulations not yet in the store with a progress bar on stderr, in a local
     pool or (`scheduler`) on a Dask cluster; print one summary line (to `out`, default
-    stdout); return the failed results."""
+    stdout); return the failed results and the number of simulations run."""
     from .experiments.sweep import run_sims
 
     failed: list = []
@@ -748,7 +730,16 @@ def _run_with_progress(specs, data_dir: Path, jobs: int, keep_traces: bool, ns: 
                              on_workers=bar.workers, ns_binary=ns)
     print(f"{what}: {counts['done']} ran, {counts['skipped']} already in the store, {len(failed)} failed",
           file=out or sys.stdout)
-    return failed
+    return failed, counts["done"] + len(failed)
+
+
+def _simulations_failed(failed: list, n_run: int) -> TracekitError:
+    """The line a sweep (or reproduce) with failed simulations ends with: how many, the first
+    one's reason (each is reported above in full), and that the same command resumes."""
+    reason = failed[0].error.split("\n", 1)[0].removesuffix("; last output:") or "no reason given"
+    which = f": {reason} (reported above)" if len(failed) == 1 else f", each reported above (the first: {reason})"
+    return TracekitError(f"{len(failed)} of {n_run} simulation{'s' * (n_run != 1)} failed{which}; "
+                         "the same command again runs only the simulations not in the store")
 
 
 @app.command()
@@ -760,7 +751,7 @@ def reproduce(
     list_: bool = typer.Option(False, "--list", help="List the experiments, their papers and the last result in the store."),
     run: bool = typer.Option(True, "--run/--no-run", help="Run the simulations missing from the store first (default), or only evaluate what is there."),
     fmt: ReportFormat = typer.Option(ReportFormat.table, "--format", "-f", help="Output format (with --all: the summary table; table shows each experiment first)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Simulations at once [default: all cores]."),
+    jobs: Optional[int] = JobsOpt,
     keep_traces: bool = KeepOpt,
     ns: str = NsOpt,
     papers_dir: Optional[Path] = typer.Option(None, "--papers", help="Read the paper files from DIR instead of the bundled ones (tracekit/experiments/papers/; format in its README.md).", metavar="DIR"),
@@ -828,13 +819,15 @@ def reproduce(
         if missing:
             raise TracekitError(f"experiment {missing[0]!r} declares no quick version")
     results = []
-    status = 0
+    failed: list = []
+    n_run = 0
     for name in names:
         if run:
             specs = plan_experiment(name, quick=quick)
             print(f"tracekit: {name}{' (quick)' if quick else ''}: {len(specs)} simulations", file=sys.stderr)
-            if _run_with_progress(specs, root, jobs, keep_traces, ns, f"reproduce {name}", out=sys.stderr):
-                status = 1
+            failed_here, n_here = _run_with_progress(specs, root, jobs, keep_traces, ns, f"reproduce {name}", out=sys.stderr)
+            failed += failed_here
+            n_run += n_here
         from .query import connect
 
         res = rp.evaluate(connect(root), name, quick=quick, papers=papers, data_dir=root)
@@ -853,8 +846,8 @@ def reproduce(
         print(rp.render_summary_markdown(results))
     elif all_:
         print(rp.render_summary_markdown(results))
-    if status:
-        raise typer.Exit(1)
+    if failed:
+        raise _simulations_failed(failed, n_run)
 
 
 class _SweepProgress(_StderrProgress):
@@ -1115,7 +1108,9 @@ def main() -> None:
 def entry_point() -> None:
     """The `tracekit` command (its console script, and `python -m tracekit`): main, then the
     process ends without the interpreter's teardown (tracekit.exits.exit_promptly). main
-    itself ends by SystemExit, as typer's commands do, for callers in a process of their own."""
+    itself ends by SystemExit, as typer's commands do, for callers in a process of their own.
+    What escapes main otherwise (outside a command, where typer writes its help or usage)
+    is one line too."""
     from .exits import exit_promptly
 
     try:
@@ -1123,6 +1118,10 @@ def entry_point() -> None:
     except SystemExit as e:
         exit_promptly(e.code)
         raise
+    except BaseException as e:          # outside every command's boundary: still one line
+        code = fail("terminated", 143).exit_code if isinstance(e, Terminated) else escaped(e)
+        exit_promptly(code)
+        raise SystemExit(code) from None
     exit_promptly(0)
 
 

@@ -689,10 +689,15 @@ def ingest_file(
     # size on the benchmarks' traces): the connection for its facts made while it is parsed
     want_ahead = facts and FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts and _regular_size(path) > 16 * SMALL_RUN_BYTES
     ahead: Ahead | None = None
-    writers = _Writers(staging, inline=one_chunk, main=main)
     keep: _TraceCopy | None = None
-    parses = _Parses(parser, inline=one_chunk)
-    chunks = _Prefetch(parses.submit(src.chunks(chunk_bytes)), inline=one_chunk)
+    try:
+        writers = _Writers(staging, inline=one_chunk, main=main)
+        parses = _Parses(parser, inline=one_chunk)
+        chunks = _Prefetch(parses.submit(src.chunks(chunk_bytes)), inline=one_chunk)
+    except BaseException:       # an import short of descriptors, a thread that cannot start
+        src.close()             # first: removing the staging directory takes a descriptor
+        store.discard(staging)
+        raise
     # every way out of here (an error, Ctrl-C, SIGTERM, a full disk) removes the staging
     # directory: commit has renamed it away, or it goes in the finally below
     try:

@@ -174,6 +174,7 @@ class Store:
             except OSError as e:
                 raise store_write_error(self.root, e) from None
             return d
+        _start_heartbeat()      # first: a thread that cannot start leaves nothing made
         try:
             self.staging_dir.mkdir(parents=True, exist_ok=True)
             lock = self.staging_dir / f"{name}.lock"
@@ -190,7 +191,6 @@ class Store:
             raise store_write_error(self.root, e) from None
         with _HELD_GUARD:
             _HELD[d] = (lock, fd)
-        _start_heartbeat()
         return d
 
     def commit(self, staging: Path, run_id: str) -> bool:
@@ -374,6 +374,7 @@ class Store:
         if key in mine_here:
             yield
             return
+        _start_heartbeat()      # first: a thread that cannot start leaves nothing made
         token = uuid.uuid4().hex
         mine = d / f".{name}.{token}.tmp"
         try:
@@ -411,7 +412,6 @@ class Store:
             raise
         with _HELD_GUARD:
             _CLAIMS[mine] = fd
-        _start_heartbeat()
         mine_here.add(key)
         try:
             yield

@@ -126,8 +126,14 @@ def _run_ns(cmd: list[str], cwd: Path, timeout_s: float | None) -> tuple[int, st
     """Run ns-2 as a child of its own process group; (returncode, stdout, stderr).
     Raises subprocess.TimeoutExpired (with the output so far) after timeout_s."""
     argv, how = _spawn(cmd)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            cwd=cwd, text=True, errors="replace", process_group=0, env=_environment(), **how)
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                cwd=cwd, text=True, errors="replace", process_group=0, env=_environment(), **how)
+    except OSError as e:
+        if e.filename is not None or not e.strerror:
+            raise
+        # no process to run it in (fork failed: EAGAIN, ENOMEM): said with what was started
+        raise OSError(e.errno, f"cannot start it: {e.strerror[:1].lower()}{e.strerror[1:]}", cmd[0]) from None
     with _CHILDREN_GUARD:
         _CHILDREN.add(proc)
     NS_STARTED.set()
