@@ -480,12 +480,14 @@ class _Parses:
 
 def _relabel(store: Store, run_id: str, labels: dict[str, str], flow_labels: dict[int, str]) -> list[str]:
     """Merge labels given on the command line into an existing run's record (a re-ingest
-    with new --label/--flow-label). Read, merge and replace happen under the store's label
-    lock, so concurrent re-labels of one run all land; the record is replaced by one rename."""
+    with new --label/--flow-label). Read, merge and replace happen under the run's label
+    claim, which holds across the machines sharing the store (flock may not: NFS with
+    local_lock, Lustre, BeeGFS), so concurrent re-labels of one run all land; the record is
+    replaced by one rename."""
     if not labels and not flow_labels:
         return []
     f = store.run_dir(run_id) / "run.parquet"
-    with store.lock("labels"):
+    with store.claim(f"labels-{run_id}"):
         rec = pq.read_table(f).to_pylist()[0]
         old = {d["key"]: d["value"] for d in rec["labels"]}
         old_flows = {d["fid"]: d["name"] for d in rec["flow_labels"]}

@@ -6,7 +6,7 @@ Layout under the data directory:
     runs/run_id=<id>/<table>-NNNNN.parquet  the run's rows (schema.TABLES), one part per chunk
     .staging/<pid>-<random>/            a run being written; renamed into runs/ when complete
     .staging/<pid>-<random>.lock        flock'ed by its writer for the staging directory's life
-    .locks/                             short-lived locks (label re-writes, one run per simulation)
+    .locks/                             short-lived claims (a run's labels, one run per simulation)
     .sims/<xx>/<sha256(sim_id)>-<kind>  which run holds simulation sim_id's trace of that kind: an
                                         index, rebuilt from the run records if missing (sim_runs)
 
@@ -24,9 +24,10 @@ Lustre with localflock, BeeGFS by default): stale only when, besides, its lease 
 the writer touches its lock file every HEARTBEAT_S, and a file untouched for LEASE_S
 (measured on the file server's clock, against a file just touched) belongs to a dead writer.
 
-`claim` is the lock that must hold across machines (one run per simulation): a lock file made
-by link(2), which is atomic on every shared filesystem that tracekit's rename needs, NFS
-included (open(2) recommends it over O_EXCL there), with the same liveness rule.
+`claim` is the lock that must hold across machines (one run per simulation; a run's label
+re-write, whose lost update would drop a label): a lock file made by link(2), which is atomic
+on every shared filesystem that tracekit's rename needs, NFS included (open(2) recommends it
+over O_EXCL there), with the same liveness rule.
 """
 from __future__ import annotations
 
@@ -343,21 +344,6 @@ class Store:
                 raise store_write_error(self.root, e) from None
 
     # -- short-lived locks ---------------------------------------------------------------
-    @contextlib.contextmanager
-    def lock(self, name: str) -> Iterator[None]:
-        """An exclusive lock on `.locks/<name>.lock` for the block (processes and threads)."""
-        d = self.root / LOCKS_DIR
-        try:
-            d.mkdir(exist_ok=True)
-            fd = os.open(d / f"{name}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError as e:
-            raise store_write_error(self.root, e) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)       # releases the lock; the file stays (unlinking would race)
-
     @contextlib.contextmanager
     def claim(self, name: str, timeout_s: float = 600.0) -> Iterator[None]:
         """An exclusive lock on `.locks/<name>.claim` for the block, across processes and
