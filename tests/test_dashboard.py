@@ -488,21 +488,17 @@ def test_sql_page_query_stops_with_its_script_run(app):
     13): a stopped script run (here AppTest's own timeout stops it, as a session ending, a
     rerun or the Cancel button does) interrupts its query."""
     import threading
-    import time
 
     def queries() -> list[threading.Thread]:
         return [t for t in threading.enumerate() if t.name == "tracekit-query" and t.is_alive()]
 
-    assert not queries()
+    assert _until(lambda: not queries(), 60), "another test's query still runs"
     at = app("sql")
     at.text_area(key="sql-text").input(LONG_QUERY)
     at.number_input(key="sql-timeout").set_value(0)           # no timeout of its own
     with pytest.raises(RuntimeError, match="timed out"):
         at.button[0].click().run(timeout=8)
-    t0 = time.monotonic()
-    while queries() and time.monotonic() - t0 < 20:
-        time.sleep(0.2)
-    assert not queries(), "the query runs on after its script run stopped"
+    assert _until(lambda: not queries(), 120), "the query runs on after its script run stopped"
     # (Cancel's click is such a rerun; AppTest cannot click while a run is going on)
     _typed(at, "SELECT 1 AS one")
     assert frame(at, "one")["one"].tolist() == [1]
