@@ -419,10 +419,20 @@ def test_ctrl_c_stops_a_running_query_with_one_line(populated_store, tmp_path):
     p = subprocess.Popen([*TRACEKIT_CMD, "sql", "--timeout", "0", "--data", str(populated_store),
                           "SELECT count(*) FROM range(1000000000000::BIGINT) WHERE random() < 0.5"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**base, "TMPDIR": str(tmp)})
-    deadline = time.time() + 60
-    while not any(tmp.iterdir()) and time.time() < deadline:    # the query's connection exists
-        time.sleep(0.1)
-    time.sleep(1.0)
+    def cpu_s() -> float:         # the process's CPU time so far, all its threads
+        fields = Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    deadline = time.monotonic() + 300
+    while not any(tmp.iterdir()):                           # the query's connection exists
+        assert time.monotonic() < deadline and p.poll() is None, p.communicate()
+        time.sleep(0.05)
+    # the query is running once the process has used more CPU time than connecting takes
+    # (CPU time, not wall time: the same on a loaded machine)
+    at_connection = cpu_s()
+    while cpu_s() < at_connection + 2:
+        assert time.monotonic() < deadline and p.poll() is None, p.communicate()
+        time.sleep(0.05)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
     assert p.returncode == 130, (p.returncode, err)

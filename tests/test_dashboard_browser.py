@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -40,10 +39,13 @@ PAGES = [("", "Overview", 1), ("compare", "Compare variants", 5), ("sweep", "Swe
          ("links", "Links & TCP", 3), ("papers", "Papers", 0), ("sql", "SQL", 1)]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _announced_url(log: Path) -> str | None:
+    """The address `launch` announced ("tracekit dashboard: http://127.0.0.1:PORT ..."), once
+    Streamlit has bound its port."""
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("tracekit dashboard: http://127.0.0.1:"):
+            return line.split()[2]
+    return None
 
 
 @pytest.fixture(scope="module")
@@ -56,21 +58,23 @@ def server(tmp_path_factory):
     if not given:
         papers = tmp_path_factory.mktemp("dash-papers")
         (papers / "t1.toml").write_text(PAPER)
-    port = _free_port()
     log = tmp_path_factory.mktemp("dash-log") / "streamlit.log"
+    # port 0: Streamlit binds one the system picks and says which (no port chosen here and
+    # closed again, which another process could take before Streamlit binds it)
     code = (f"import sys; from pathlib import Path; from tracekit.dashboard import launch; "
-            f"sys.exit(launch(Path({str(store)!r}), {port}, papers_dir={f'Path({str(papers)!r})' if papers else None}))")
+            f"sys.exit(launch(Path({str(store)!r}), 0, papers_dir={f'Path({str(papers)!r})' if papers else None}))")
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)   # its own process group: launch's streamlit child too
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 300
     try:
         while True:
+            url = _announced_url(log)
             try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.read().strip() == b"ok":
-                        break
+                if url is not None:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=10) as r:
+                        if r.read().strip() == b"ok":
+                            break
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:

@@ -171,7 +171,13 @@ def test_eight_concurrent_relabels_all_land(tmp_path, ns_traces):
     [r] = ingest_paths(root, [trace])
     procs = [subprocess.Popen([*TK, "ingest", str(trace), "--label", f"k{i}=v{i}", "--data", str(root)], env=env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(8)]
-    outs = [p.communicate(timeout=120) for p in procs]
+    try:
+        outs = [p.communicate(timeout=600) for p in procs]      # a hang guard: eight start-ups on a loaded machine
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err
         assert "labels updated" in out
@@ -198,13 +204,42 @@ def _start_sweep(root: Path) -> tuple[subprocess.Popen, list[int]]:
     return proc, ns
 
 
-def _gone(pids: list[int], within_s: float = 20) -> bool:
+def _gone(pids: list[int], within_s: float = 120) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         if not any(alive(p) for p in pids):
             return True
         time.sleep(0.05)
     return False
+
+
+def _session_of(sid: int) -> list[int]:
+    """The live processes of session `sid` (from /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            if d.isdigit() and os.getsid(int(d)) == sid and alive(int(d)):
+                out.append(int(d))
+        except (ProcessLookupError, PermissionError):
+            pass
+    return out
+
+
+def _open_files() -> list[tuple[int, str]]:
+    """(pid, path) of every descriptor of every process (from /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            for n in os.listdir(f"/proc/{d}/fd"):
+                try:
+                    out.append((int(d), os.readlink(f"/proc/{d}/fd/{n}")))
+                except OSError:
+                    pass
+        except OSError:
+            pass
+    return out
 
 
 @needs_ns
@@ -221,10 +256,11 @@ def test_sweep_killed_with_kill_9_leaves_no_ns2(tmp_path):
         for c in ns:
             if alive(c):
                 os.kill(c, signal.SIGKILL)
-    # nothing writes into .staging/ any more: it stays as it is, and the next command cleans it
-    before = {p: p.stat().st_size for p in (root / ".staging").rglob("*") if p.is_file()}
-    time.sleep(1)
-    assert {p: p.stat().st_size for p in (root / ".staging").rglob("*") if p.is_file()} == before
+    # nothing can write into .staging/ any more: no process of the sweep's session is left
+    # and none holds a file there open; the next command cleans it
+    assert _gone(_session_of(proc.pid)), "a process of the killed sweep runs on"
+    staging = str((root / ".staging").resolve())
+    assert not [pid for pid, f in _open_files() if f.startswith(staging + "/")], "a file in .staging/ is still open"
     Store(root).new_staging()        # any writer cleans up first
     assert [n for n in staging_left(root) if not n.startswith(f"{os.getpid()}-")] == []
 
@@ -268,11 +304,10 @@ def test_sweep_sigterm_ends_ns2_and_cleans_staging(tmp_path):
 
 
 def test_seeds_are_capped_like_grids(tmp_path):
-    t0 = time.monotonic()
+    # refused before a billion seeds are made: tk's timeout is the hang guard
     p = tk("sweep", "cbr-variants", "--seeds", "1-1000000000", "--dry-run", "--data", tmp_path / "s")
     line = one_line_error(p)
     assert "--seeds" in line and "too many" in line
-    assert time.monotonic() - t0 < 30
     # many small ranges add up too; and grids x seeds has a cap of its own
     line = one_line_error(tk("sweep", "cbr-variants", "--seeds", ",".join(f"{i}-{i + 9999}" for i in range(1, 200000, 10000)),
                              "--dry-run", "--data", tmp_path / "s"))

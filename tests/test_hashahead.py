@@ -6,9 +6,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -143,7 +145,8 @@ def test_the_mapped_hash_of_a_prefix(tmp_path, monkeypatch):
         os.close(fd)
 
 
-# a process that starts a forked child for a 256 MiB file (sparse: nothing on disk) and
+# a process that starts a forked child for a 64 GiB file (sparse: nothing on disk; far more
+# than a child hashes before a test has looked at it, or stopped it) and
 # prints the child's pid; then `how` ends it: at once (os._exit: no atexit function runs, the
 # child is left hashing) or as a command ends (its atexit functions run)
 FORKS = """
@@ -158,11 +161,16 @@ sys.exit(0)
 """
 
 
-def _forking_process(tmp_path, how):
+def _sparse(tmp_path) -> Path:
     big = tmp_path / "sparse.tr"
     with open(big, "wb") as f:
-        f.truncate(256 << 20)
-    return subprocess.run([sys.executable, "-c", FORKS, str(big), how], capture_output=True, text=True, timeout=120)
+        f.truncate(64 << 30)
+    return big
+
+
+def _forking_process(tmp_path, how):
+    return subprocess.run([sys.executable, "-c", FORKS, str(_sparse(tmp_path)), how], capture_output=True, text=True,
+                          timeout=600)
 
 
 def _alive(pid: int) -> bool:
@@ -186,24 +194,33 @@ def _descriptors(pid: int) -> set[str] | None:
 
 def test_a_forked_child_holds_none_of_the_callers_streams(tmp_path):
     """The output of `tracekit ingest` read to its end (a caller capturing it) ends with the
-    command, not when a child still hashing ends: the child holds none of its descriptors."""
-    p = _forking_process(tmp_path, "at once")
-    assert p.returncode == 0, p.stderr
-    pid = int(p.stdout)
+    command, not when a child still hashing ends: the child holds none of its descriptors.
+    The child is stopped (SIGSTOP) once it has closed what it inherited: it can neither end
+    nor close anything more while the caller reads the output to its end."""
+    proc = subprocess.Popen([sys.executable, "-c", FORKS, str(_sparse(tmp_path)), "at once"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = int(proc.stdout.readline())
     try:
-        # the output ended, and the child, with 256 MiB to hash, had not
-        assert _alive(pid)
         # what it holds once it is done closing what it inherited (it may still be at it)
-        held: set[str] | None = None
-        for _ in range(400):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
             held = _descriptors(pid)
             if held is not None and len(held) <= 3:
                 break
             time.sleep(0.005)
-        assert held is not None and _alive(pid)
+        os.kill(pid, signal.SIGSTOP)
+        assert _alive(pid), "the child ended before it was looked at"
+        held = _descriptors(pid)
         assert held == {"/dev/null", str(tmp_path / "sparse.tr")} | {h for h in held if h.startswith("pipe:")}
         assert len(held) == 3                   # the pipe to its parent
+        # the output ends with the command though the child lives on, stopped
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0 and out == "", err
+        assert _alive(pid)
     finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
         try:
             os.kill(pid, 9)
         except ProcessLookupError:

@@ -76,10 +76,11 @@ def test_claim_of_a_dead_process_here_is_broken_at_once(tmp_path):
     claim = root / ".locks" / "sim-y.claim"
     host, boot = _identity()
     foreign_lock(claim, age_s=0, host=host, boot=boot)
-    t0 = time.monotonic()
-    with store.claim("sim-y", timeout_s=5):
-        pass
-    assert time.monotonic() - t0 < 2
+    # fresh, so only breaking it lets the claim in before the lease runs out (a claim still
+    # held after timeout_s is an error)
+    with store.claim("sim-y", timeout_s=LEASE_S / 2):
+        assert json.loads(claim.read_text())["token"] != "t-foreign"
+    assert not claim.exists()
 
 
 def test_staging_of_another_machine_is_kept_until_its_lease_runs_out(tmp_path):
@@ -110,7 +111,7 @@ def test_a_writer_touches_its_lock_files(tmp_path, monkeypatch):
         lock = d.with_name(d.name + ".lock")
         old = time.time() - 1000
         os.utime(lock, (old, old))
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60
         while os.stat(lock).st_mtime < old + 500 and time.monotonic() < deadline:
             time.sleep(0.02)
         assert os.stat(lock).st_mtime > old + 500

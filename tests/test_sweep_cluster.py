@@ -84,7 +84,7 @@ def dask_cluster(tmp_path):
 
     try:
         start([*DASK[0], "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)], "scheduler")
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300
         while not sched_file.exists() or not sched_file.read_text().strip():
             assert time.monotonic() < deadline, (logs / "scheduler.log").read_text()
             time.sleep(0.1)
@@ -93,8 +93,8 @@ def dask_cluster(tmp_path):
                           "--name", f"w{i}"], f"worker{i}") for i in (1, 2)]
         from distributed import Client
 
-        with Client(address, timeout=30) as c:
-            c.wait_for_workers(2, timeout=60)
+        with Client(address, timeout=120) as c:
+            c.wait_for_workers(2, timeout=300)
         yield address, workers
     finally:
         for p in procs:
@@ -104,23 +104,40 @@ def dask_cluster(tmp_path):
 
 
 @pytest.mark.slow
+def _until(ready, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while not ready():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def test_sweep_on_a_cluster_survives_a_dead_worker_and_a_dead_client(tmp_path, dask_cluster):
     address, (w1, w2) = dask_cluster
     data = tmp_path / "store"
-    argv = [*TK, *SWEEP, "--scheduler", address, "--data", str(data)]
+    # an ns-2 stand-in: the first four runs go ahead, the later ones wait while `hold`
+    # exists, so the client is killed with a simulation still to come whatever the load
+    hold, calls, wrapper = tmp_path / "hold", tmp_path / "ns-calls", tmp_path / "ns-holding"
+    hold.touch()
+    wrapper.write_text(f"#!/bin/sh\necho $$ >> {calls}\n"
+                       f"if [ $(wc -l < {calls}) -gt 4 ]; then while [ -e {hold} ]; do sleep 0.1; done; fi\n"
+                       f"exec {NS} \"$@\"\n")
+    wrapper.chmod(0o755)
+    argv = [*TK, *SWEEP, "--ns", str(wrapper), "--scheduler", address, "--data", str(data)]
     client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), start_new_session=True)
 
     # 1. kill worker 1 while its ns-2 runs: the simulation it held must be run again elsewhere
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 600
     while not (ns := ns_children(w1.pid)):
         assert time.monotonic() < deadline and client.poll() is None, "worker 1 never ran a simulation"
         time.sleep(0.01)
     w1.send_signal(signal.SIGKILL)
     w1.wait()
-    time.sleep(0.5)
-    assert not any(alive(p) for p in ns), "the dead worker's ns-2 runs on"
+    assert _until(lambda: not any(alive(p) for p in ns), 120), "the dead worker's ns-2 runs on"
 
-    # 2. kill the client once a few simulations have landed; the running tasks are lost with it
+    # 2. kill the client once the three simulations the stand-in lets through have landed
+    # (four runs, one killed with worker 1); the one it holds is lost with the client
     while n_packet_runs(data) < 3:
         assert time.monotonic() < deadline and client.poll() is None, client.communicate()
         time.sleep(0.05)
@@ -130,7 +147,8 @@ def test_sweep_on_a_cluster_survives_a_dead_worker_and_a_dead_client(tmp_path, d
     assert landed < len(RATES) * len(SEEDS), "the client was killed too late to test anything"
 
     # 3. the same sweep again: reuses the store, runs the rest on the surviving worker
-    p = subprocess.run(argv, capture_output=True, text=True, env=env(), timeout=180)
+    hold.unlink()
+    p = subprocess.run(argv, capture_output=True, text=True, env=env(), timeout=600)
     assert p.returncode == 0, p.stderr
     assert "Traceback" not in p.stderr
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("sweep:")][0]
@@ -142,7 +160,8 @@ def test_sweep_on_a_cluster_survives_a_dead_worker_and_a_dead_client(tmp_path, d
     assert "1 worker(s) on the cluster" in p.stderr
 
     want = Counter({(kind, float(r), s): 1 for kind in ("wired", "tcpvar", "queue_monitor") for r in RATES for s in SEEDS})
-    time.sleep(1.0)   # a lost client's last task, if any, has finished ingesting by now (2 s simulations)
+    # the lost client's held task ran on worker 2's one thread before the re-run's last one
+    # (which it needed, the held simulation not being in the store): it has ended
     assert store_configs(data) == want     # every configuration, exactly once per trace kind
     staging = data / ".staging"
     left = [p.name for p in staging.iterdir()] if staging.exists() else []
@@ -156,7 +175,7 @@ def test_local_cluster_reports_a_failed_simulation(tmp_path):
     wrapper = ns_failing_for_seed_2(tmp_path, NS)
     data = tmp_path / "store"
     p = subprocess.run([*TK, "sweep", "cbr-variants", "--seeds", "1-2", "--set", "duration=1", "--ns", str(wrapper),
-                        "--scheduler", "local:1", "--data", str(data)], capture_output=True, text=True, env=env(), timeout=180)
+                        "--scheduler", "local:1", "--data", str(data)], capture_output=True, text=True, env=env(), timeout=600)
     assert p.returncode == 1, p.stderr
     assert "sweep: 1 ran, 0 already in the store, 1 failed" in p.stdout
     assert "seed=2" in p.stderr and "no-such-command" in p.stderr

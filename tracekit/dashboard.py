@@ -8,8 +8,8 @@ or at the top of a source checkout.
 from __future__ import annotations
 
 import os
+import re
 import signal
-import socket
 import threading
 import subprocess
 import sys
@@ -47,31 +47,45 @@ def app_path() -> Path:
     raise TracekitError("the dashboard (dashboards/app.py) is missing from this installation")
 
 
-def free_port(start: int = 8501, tries: int = 100) -> int:
-    """The first port from `start` on that nothing listens on at 127.0.0.1."""
-    for port in range(start, start + tries):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise TracekitError(f"no free port in {start}..{start + tries - 1}; pass --port")
-
-
-def command(data_dir: str | os.PathLike, port: int, open_browser: bool = False,
+def command(data_dir: str | os.PathLike, port: int | None, open_browser: bool = False,
             papers_dir: str | os.PathLike | None = None) -> list[str]:
     """The argv that serves the dashboard over `data_dir` on 127.0.0.1:`port` (the Papers
-    page reading the paper files of `papers_dir` instead of the bundled ones, if given)."""
+    page reading the paper files of `papers_dir` instead of the bundled ones, if given).
+    `port` None: Streamlit's 8501 or the next free one; 0: one the system picks. Either way
+    Streamlit binds the port itself, so no other process can take it between a choice and
+    the bind."""
     return [
         sys.executable, "-m", "streamlit", "run", str(app_path()),
         "--server.address", "127.0.0.1",
-        "--server.port", str(port),
+        *(["--server.port", str(port)] if port is not None else []),
+        "--logger.hideWelcomeMessage", "false",
         "--server.headless", "false" if open_browser else "true",
         "--browser.gatherUsageStats", "false",
         "--", "--data", str(Path(data_dir).resolve()),
         *(["--papers", str(Path(papers_dir).resolve())] if papers_dir is not None else []),
     ]
+
+
+_URL = re.compile(rb"URL: (http://127\.0\.0\.1:[0-9]+)")
+
+
+def _relay(out, data_dir: Path) -> None:
+    """Streamlit's output, passed on to ours as it comes; the first URL in it announced on
+    stderr as the dashboard's address."""
+    announced, passing = False, True
+    for line in iter(out.readline, b""):
+        if passing:
+            try:
+                sys.stdout.buffer.write(line)
+                sys.stdout.flush()
+            except (OSError, ValueError, AttributeError):  # our stdout gone: Streamlit must not block on a full pipe
+                passing = False
+        m = None if announced else _URL.search(line)
+        if m:
+            announced = True
+            print(f"tracekit dashboard: {m.group(1).decode()}  (store: {data_dir}; Ctrl-C stops it)",
+                  file=sys.stderr, flush=True)
+    out.close()
 
 
 def launch(data_dir: Path, port: int | None = None, open_browser: bool = False,
@@ -80,18 +94,22 @@ def launch(data_dir: Path, port: int | None = None, open_browser: bool = False,
     A missing or empty store is not an error here: the app shows how to fill it (the
     `tracekit dashboard` command refuses a --data that is not a store before it gets here)."""
     check_installed()
-    port = port or free_port()
     cmd = command(data_dir, port, open_browser, papers_dir)
-    print(f"tracekit dashboard: http://127.0.0.1:{port}  (store: {Path(data_dir).resolve()}; Ctrl-C stops it)",
-          file=sys.stderr)
-    proc = subprocess.Popen(cmd)
+    # Streamlit says which port it bound in its welcome message: pass its output on and
+    # announce the address from it (a port chosen here and closed again could be taken
+    # by another process before Streamlit binds it)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    relay = threading.Thread(target=_relay, args=(proc.stdout, Path(data_dir).resolve()), daemon=True)
+    relay.start()
     old = None
     if threading.current_thread() is threading.main_thread():  # SIGTERM stops Streamlit too
         def _stop(signum, frame):
             raise KeyboardInterrupt
         old = signal.signal(signal.SIGTERM, _stop)
     try:
-        return proc.wait()
+        code = proc.wait()
+        relay.join(10)
+        return code
     except KeyboardInterrupt:
         proc.terminate()
         try:
