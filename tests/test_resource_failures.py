@@ -191,3 +191,27 @@ def test_ns2_that_cannot_be_started(populated_store, command):
     assert "cannot start" in p.stderr and "ns" in p.stderr.split("cannot start")[0], p.stderr
     assert "resource temporarily unavailable" in p.stderr
     assert store_files(populated_store) == before
+
+
+def test_the_boundary_with_duckdb_half_imported(monkeypatch, capsys):
+    """A command failing while another thread is still importing DuckDB (ingest imports it
+    ahead): the module is in sys.modules without most of its names yet. The boundary says
+    what failed in one line instead of failing on the missing names itself."""
+    import types
+
+    import typer
+
+    from tracekit.cli import handles_errors
+
+    half = types.ModuleType("duckdb")       # what `import duckdb` has defined so far: nothing
+    monkeypatch.setitem(sys.modules, "duckdb", half)
+
+    @handles_errors
+    def command():
+        raise RuntimeError("can't start new thread")
+
+    with pytest.raises(typer.Exit) as exit_:
+        command()
+    assert exit_.value.exit_code == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "tracekit: error: cannot start a thread (the limit on processes or threads is reached, or memory is short)"]
