@@ -90,3 +90,15 @@ def test_jobs_below_one_is_a_usage_error_in_every_command(tmp_path):
             ok = tk(*args, opt, "1", "--data", store)
             assert ok.returncode == 0, (args, ok.stderr)
     assert not store.exists()
+
+
+def test_run_of_an_ns2_that_prints_nothing_is_one_line(tmp_path):
+    p = tk("run", "cbr-variants", "--set", "duration=1", "--ns", FALSE, "--data", tmp_path / "store")
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.splitlines() == ["tracekit: error: ns-2 exited with status 1 running scenario cbr-variants, printing nothing"]
+
+
+def test_ns2_not_found_names_the_option(tmp_path):
+    p = tk("run", "cbr-variants", "--ns", tmp_path / "no-ns", "--data", tmp_path / "store")
+    assert p.returncode == 1 and len(p.stderr.splitlines()) == 1, p.stderr
+    assert "--ns PATH" in p.stderr, p.stderr

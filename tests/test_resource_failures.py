@@ -191,3 +191,53 @@ def test_ns2_that_cannot_be_started(populated_store, command):
     assert "cannot start" in p.stderr and "ns" in p.stderr.split("cannot start")[0], p.stderr
     assert "resource temporarily unavailable" in p.stderr
     assert store_files(populated_store) == before
+
+
+def test_the_boundary_with_duckdb_half_imported(monkeypatch, capsys):
+    """A command failing while another thread is still importing DuckDB (ingest imports it
+    ahead): the module is in sys.modules without most of its names yet. The boundary says
+    what failed in one line instead of failing on the missing names itself."""
+    import types
+
+    import typer
+
+    from tracekit.cli import handles_errors
+
+    half = types.ModuleType("duckdb")       # what `import duckdb` has defined so far: nothing
+    monkeypatch.setitem(sys.modules, "duckdb", half)
+
+    @handles_errors
+    def command():
+        raise RuntimeError("can't start new thread")
+
+    with pytest.raises(typer.Exit) as exit_:
+        command()
+    assert exit_.value.exit_code == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "tracekit: error: cannot start a thread (the limit on processes or threads is reached, or memory is short)"]
+
+
+def test_the_end_waits_for_a_working_thread_and_skips_the_teardown(populated_store, tmp_path):
+    """A thread that is not a daemon still working when the command returns: the end waits
+    for it, as the usual exit does, then leaves without the interpreter's teardown all the
+    same, which would finalise the modules under any daemon thread still inside one (ingest's
+    DuckDB import ahead, a query's thread): the witness's __del__ sees a teardown."""
+    torn, done = tmp_path / "torn-down", tmp_path / "thread-done"
+    prog = textwrap.dedent(f"""
+        import sys, threading
+        def work():             # still working when the command returns: done once the exit begins
+            threading.main_thread().join()
+            open({str(done)!r}, "w").close()
+        threading.Thread(target=work).start()
+        class Witness:
+            def __del__(self, _open=open):
+                _open({str(torn)!r}, "w").close()
+        witness = Witness()
+        sys.argv = ["tracekit", "sql", "SELECT 1", "--data", {str(populated_store)!r}]
+        from tracekit.cli import entry_point
+        entry_point()
+        """)
+    p = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120, env=env())
+    assert p.returncode == 0, p.stderr
+    assert done.exists()
+    assert not torn.exists()

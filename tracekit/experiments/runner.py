@@ -190,7 +190,7 @@ def find_ns(ns_binary: str = "ns") -> str:
     if not path:
         raise NsNotFoundError(
             f"ns-2 binary {ns_binary!r} not found on PATH; install ns-2.35 "
-            "(Debian/Ubuntu: sudo apt-get install ns2) or pass ns_binary=/path/to/ns"
+            "(Debian/Ubuntu: sudo apt-get install ns2) or give its path (tracekit's --ns PATH, ns_binary= in Python)"
         )
     return path
 
@@ -281,7 +281,7 @@ def run_scenario_traces(
         how = (f"was killed by signal {-returncode}" if returncode < 0
                else f"exited with status {returncode}")
         raise ScenarioRunError(
-            f"ns-2 {how} running scenario {scenario_id}; last output:\n{tail or '(none)'}",
+            f"ns-2 {how} running scenario {scenario_id}" + (f"; last output:\n{tail}" if tail else ", printing nothing"),
             returncode=returncode, output_tail=tail,
         )
     if _ERROR_PATTERNS.search(output):
