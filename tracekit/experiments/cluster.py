@@ -151,6 +151,8 @@ class _Workers:
                 if addr not in got:
                     continue                # gone meanwhile
                 why = got[addr]
+                if isinstance(why, OSError):        # its connection lost: died meanwhile, or to be asked again
+                    continue
                 if isinstance(why, BaseException):  # e.g. tracekit not importable there
                     why = f"tracekit does not run there: {type(why).__name__}: {clip(str(why), 300)}"
                 if why:
