@@ -4,6 +4,7 @@ process into a fresh store.
 
     .venv/bin/python benchmarks/bench_cluster.py                 # 40 simulations, N = 2, 3 reps
     .venv/bin/python benchmarks/bench_cluster.py --reps 1 --rates 1:4:1
+    .venv/bin/python benchmarks/bench_cluster.py --loop 5000     # the submit loop alone, no-op tasks
 
 Prints Markdown tables (for RESULTS.md, section "Sweep: local pool vs a Dask LocalCluster")
 and writes the raw figures as JSON. Two measures, in each repetition one after the other:
@@ -15,6 +16,12 @@ and writes the raw figures as JSON. Two measures, in each repetition one after t
 - in process (`run_sims` / `run_sims_cluster` called from here, fresh store): the time to
   the first finished simulation (for local:N mostly starting the workers and their imports)
   and the steady rate, (n - 1) simulations over the time from the first result to the last.
+
+With --loop N: the client's cost per task of the sweep's submit loop (cluster.drive, as
+run_sims_cluster drives it: its worker check, at most MAX_IN_FLIGHT tasks ahead) against raw
+Dask (every task submitted, then distributed.as_completed with results), N no-op tasks on a
+LocalCluster of --workers processes, the two cases interleaved; ms per task, the time to the
+first result, and the ratio of the loop's cost per task to raw Dask's.
 """
 from __future__ import annotations
 
@@ -52,7 +59,10 @@ def main() -> None:
     ap.add_argument("--variants", default="Tahoe,Reno,Newreno,Vegas")
     ap.add_argument("--duration", default="2")
     ap.add_argument("--json", type=Path, default=None, help="also write the raw figures here")
+    ap.add_argument("--loop", type=int, default=0, metavar="N", help="measure the submit loop on N no-op tasks instead")
     a = ap.parse_args()
+    if a.loop:
+        return bench_loop(a.loop, a.workers, a.reps, a.json)
     sweep = ["sweep", "cbr-variants", "--grid", f"variant={a.variants}", "--grid", f"cbr_rate_mbps={a.rates}",
              "--set", f"duration={a.duration}", "--seeds", "1"]
     n = a.workers
@@ -129,6 +139,118 @@ def run_in_process(sweep: list[str], extra: list[str], store: Path) -> dict:
     total = time.perf_counter() - t0
     return {"first_s": stamps[0] - t0, "total_s": total, "n_sims": len(stamps),
             "steady_runs_per_min": 60 * (len(stamps) - 1) / (stamps[-1] - stamps[0])}
+
+
+def noop_sim(spec, *args):
+    """A simulation that does nothing: the task's argument and result are a real sweep's
+    (a SimSpec in, a SimResult out). Defined here, it reaches the workers by value."""
+    from tracekit.experiments.sweep import SimResult
+
+    return SimResult(spec, "done")
+
+
+def _old_loop(client, specs, tag) -> list[float]:
+    """The submit loop before cluster.drive (for comparison): a wait over every pending
+    future for each round, then each result fetched alone."""
+    from distributed import wait
+
+    pending: set = set()
+    it = iter(specs)
+    stamps: list[float] = []
+
+    def submit_more():
+        while len(pending) < 2000:
+            spec = next(it, None)
+            if spec is None:
+                return
+            pending.add(client.submit(noop_sim, spec, key=f"old-{tag}-{spec.sim_id}"))
+
+    submit_more()
+    while pending:
+        try:
+            finished, _ = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            continue
+        for fut in finished:
+            pending.discard(fut)
+            fut.result()
+            fut.release()
+            stamps.append(time.perf_counter())
+        submit_more()
+    return stamps
+
+
+def bench_loop(n: int, n_workers: int, reps: int, json_out: Path | None) -> None:
+    import logging
+
+    from distributed import Client, LocalCluster, as_completed
+
+    from tracekit.experiments import cluster as tk_cluster
+    from tracekit.experiments.sweep import plan_sweep
+    from tracekit.store import Store
+
+    specs = plan_sweep("cbr-variants", [], list(range(1, n + 1)), {"duration": "2"})
+    # the workers import tracekit from where this process does
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])
+
+    def raw(client, tag):
+        t0 = time.perf_counter()
+        futs = [client.submit(noop_sim, spec, key=f"raw-{tag}-{spec.sim_id}") for spec in specs]
+        stamps = [time.perf_counter() for _ in as_completed(futs, with_results=True)]
+        return t0, stamps
+
+    def loop(client, tag, store):
+        t0 = time.perf_counter()
+        stamps: list[float] = []
+        workers = tk_cluster._Workers(client, str(store), "ns", None)
+        tk_cluster.drive(client, specs, noop_sim, (), lambda spec: f"loop-{tag}-{spec.sim_id}",
+                         lambda item, status, value: stamps.append(time.perf_counter()), workers)
+        return t0, stamps
+
+    def old(client, tag):
+        t0 = time.perf_counter()
+        return t0, _old_loop(client, specs, tag)
+
+    scratch = Path(tempfile.mkdtemp(prefix="bench-loop-"))
+    cases = ("raw Dask (submit all, as_completed with results)", "sweep submit loop (cluster.drive)",
+             "the loop before drive (a wait over every pending future)")
+    figures: dict[str, list[dict]] = {c: [] for c in cases}
+    try:
+        store = scratch / "store"
+        Store(store, create=True)
+        with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                          silence_logs=logging.ERROR) as lc, Client(lc) as client:
+            client.wait_for_workers(n_workers)
+            raw(client, "warm")
+            for rep in range(reps):
+                for case in cases:
+                    load = os.getloadavg()[0]
+                    t0, stamps = (raw(client, rep) if case == cases[0] else loop(client, rep, store) if case == cases[1]
+                                  else old(client, rep))
+                    assert len(stamps) == n, (case, len(stamps))
+                    total = stamps[-1] - t0
+                    f = {"total_s": total, "first_s": stamps[0] - t0, "ms_per_task": 1000 * total / n, "load1": load}
+                    figures[case].append(f)
+                    print(f"rep {rep + 1} {case}: {f['ms_per_task']:.2f} ms/task, first result after {f['first_s']:.2f} s, "
+                          f"load {load:.2f}", file=sys.stderr)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    def med(xs):
+        return sorted(xs)[len(xs) // 2]
+
+    base = med([f["ms_per_task"] for f in figures[cases[0]]])
+    print(f"{n} no-op tasks (a SimSpec in, a SimResult out) on a LocalCluster of {n_workers} worker processes, "
+          f"{reps} repetitions, cases interleaved; median.\n")
+    print("| how | ms per task | first result after | ratio to raw Dask | ms per task of each rep | 1-min load at start |")
+    print("|---|---|---|---|---|---|")
+    for case, fs in figures.items():
+        ms = med([f["ms_per_task"] for f in fs])
+        print(f"| {case} | {ms:.2f} | {med([f['first_s'] for f in fs]):.2f} s | {ms / base:.2f} | "
+              f"{' / '.join('%.2f' % f['ms_per_task'] for f in fs)} | {' / '.join('%.1f' % f['load1'] for f in fs)} |")
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":

@@ -726,8 +726,11 @@ def _run_with_progress(specs, data_dir: Path, jobs: Optional[int], keep_traces: 
         else:
             from .experiments.cluster import run_sims_cluster     # imports dask: only here
 
+            def excluded(address, why):
+                bar.print(cut(f"tracekit: worker {address} left out of the sweep: {why}"))
+
             run_sims_cluster(specs, data_dir, scheduler, keep_traces=keep_traces, on_start=started, on_result=finished,
-                             on_workers=bar.workers, ns_binary=ns)
+                             on_workers=bar.workers, ns_binary=ns, on_excluded=excluded)
     print(f"{what}: {counts['done']} ran, {counts['skipped']} already in the store, {len(failed)} failed",
           file=out or sys.stdout)
     return failed, counts["done"] + len(failed)
