@@ -286,22 +286,22 @@ def runs(data: Optional[Path] = DataOpt, fmt: RowFormat = FormatOpt) -> None:
 def sql(
     query: str = typer.Argument(..., help="One SQL query (SELECT / WITH / EXPLAIN) over the views.", metavar="QUERY"),
     data: Optional[Path] = DataOpt,
-    fmt: RowFormat = FormatOpt,
-    timeout_s: Optional[float] = typer.Option(None, "--timeout", help="Stop the query after this many seconds; 0 = no limit [default: $TRACEKIT_SQL_TIMEOUT or 60].", metavar="S"),
-    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="DuckDB memory limit for the query, e.g. 2GiB [default: $TRACEKIT_SQL_MEMORY_LIMIT or half the RAM].", metavar="SIZE"),
-    threads: Optional[int] = typer.Option(None, "--threads", help="DuckDB worker threads [default: $TRACEKIT_SQL_THREADS or every core].", metavar="N"),
+    fmt: RowFormat = typer.Option(RowFormat.table, "--format", "-f", help="Output format. csv and json are written as the rows come; table shows the first 200 rows and refuses (use csv) when they hold more than 4 MiB of text."),
+    timeout_s: Optional[float] = typer.Option(None, "--timeout", help="Stop the query, and the writing of its rows, after this many seconds; 0 = no limit [default: $TRACEKIT_SQL_TIMEOUT or 60].", metavar="S"),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="Memory limit for the query and the writing of its rows, e.g. 2GiB [default: $TRACEKIT_SQL_MEMORY_LIMIT or half the RAM].", metavar="SIZE"),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="DuckDB worker threads, at most the machine's cores (a larger number is lowered to that) [default: $TRACEKIT_SQL_THREADS or every core].", metavar="N"),
 ) -> None:
     """Run a read-only SQL query with every tracekit view defined (runs, events, tcp_vars,
     queue_samples, annotations, red_vars, flow_labels and the metric views).
 
     The query runs on its own connection that cannot write (one SELECT / WITH / EXPLAIN
-    statement; no EXPLAIN ANALYZE), with a time, memory, thread and spill limit; past a limit
-    it stops with one line naming it.
+    statement; no EXPLAIN ANALYZE), with a time, memory, thread and spill limit, which
+    cover the writing of its rows too; past a limit it stops with one line naming it.
 
     Example: tracekit sql --timeout 10 "SELECT event, count(*) FROM events GROUP BY event"
     """
     from .query import ENV_MEMORY, ENV_TEMP, ENV_TIMEOUT, QueryRun, default_limits, default_timeout_s
-    from .output import print_rows
+    from .output import print_rows, table_head, write_rows
 
     # the one-line message past a limit names where the limit came from
     hints = {"timeout": "--timeout" if timeout_s is not None else f"--timeout or {ENV_TIMEOUT}",
@@ -312,41 +312,59 @@ def sql(
     if not timeout_s >= 0 or timeout_s == float("inf"):
         raise TracekitError(f"--timeout must be a finite number of seconds >= 0, not {timeout_s}")
     limits = default_limits(memory_limit=memory_limit, threads=threads)
-    run = QueryRun(_store(data), query, lambda rel: (rel.columns, rel.fetchall()), timeout_s=timeout_s,
-                   limits=limits, hints=hints, only_needed_views=True)
-    # in a thread, so that Ctrl-C (which DuckDB does not see while it runs a query) cancels it
+    if fmt == RowFormat.table:
+        def fetch(rows):
+            return rows.columns, table_head(rows.batches())
+    else:
+        def fetch(rows):
+            write_rows(rows.columns, rows.batches(), fmt.value, sys.stdout)
+    run = QueryRun(_store(data), query, fetch, timeout_s=timeout_s, limits=limits, hints=hints,
+                   only_needed_views=True, stream=True)
+    # in a thread, so that Ctrl-C and SIGTERM (which DuckDB does not see while it runs a
+    # query) cancel it, and a limit holds where DuckDB does not look (QueryRun.supervise)
     run.start()
-    interrupted = False
     try:
-        while not run.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        # the interrupted query ends before the interpreter does (a second Ctrl-C included)
-        for _ in range(100):
+        run.supervise()
+    except KeyboardInterrupt as e:
+        # the interrupted query ends, or is given up, before the interpreter does (a second
+        # Ctrl-C included)
+        run.cancel()
+        while True:
             try:
-                run.cancel()          # nothing if it has ended
-                if run.wait(30):
+                if run.wait(0.2):
                     break
             except KeyboardInterrupt:
-                continue
-    if interrupted:
-        # the query's connection and temp directory are gone (QueryRun closed them); leave
-        # without the interpreter's teardown, during which DuckDB's interrupted threads abort
-        from .query import remove_temp_dirs
-
-        remove_temp_dirs()
-        print("tracekit: error: interrupted", file=sys.stderr)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
+                run.cancel()
+        _leave_query(run, "terminated" if isinstance(e, Terminated) else "interrupted",
+                     143 if isinstance(e, Terminated) else 130)
+    if run.given_up:
+        _leave_query(run, str(run.error), 1)
     if run.exception is not None:
         raise run.exception         # the boundary (handles_errors) says what it was
     if run.error is not None:
         raise run.error
-    columns, rows = run.result
-    print_rows(columns, rows, fmt.value)
+    if fmt == RowFormat.table:
+        columns, head = run.result
+        print_rows(columns, head, fmt.value)
+
+
+def _leave_query(run, message: str, code: int) -> None:
+    """End the process now with one line, without the interpreter's teardown, during which
+    DuckDB's threads (interrupted, or still busy in a run given up) abort. The query's
+    connection and temp directory are gone (QueryRun closed them), or, given up, its temp
+    directory is removed here."""
+    from .query import remove_temp_dirs
+
+    remove_temp_dirs()
+    if not run.given_up:
+        # given up, the query's thread may hold stdout's lock in a blocked write
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+    print(f"tracekit: error: {message}", file=sys.stderr)
+    sys.stderr.flush()
+    os._exit(code)
 
 
 # flow_stats columns the table format shows besides the catalogued flow metrics (which flow it is)

@@ -19,10 +19,13 @@ import os
 import re
 import sys
 from datetime import date, datetime
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
+
+from .errors import TracekitError
 
 FORMATS = ("table", "csv", "json")
 TABLE_MAX_ROWS = 200
+TABLE_MAX_BYTES = 4 * 2**20     # of text in the rows a table holds to size its columns (table_head)
 
 
 def _plain(v: Any) -> Any:
@@ -108,16 +111,63 @@ def _csv_cell(v: Any) -> Any:
     return "" if v is None else json.dumps(_plain(v)) if isinstance(v, (dict, list)) else v
 
 
-def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title: str | None = None, out=None) -> None:
+def write_rows(columns: Sequence[str], batches: Iterable[Sequence[Sequence[Any]]], fmt: str, out=None) -> None:
+    """The rows of `batches` as CSV or JSON, each batch written as it comes (nothing holds
+    more than one): the text print_rows writes for the same rows held at once."""
     out = out or sys.stdout
-    if fmt == "json":
-        json.dump([{c: _plain(v) for c, v in zip(columns, r)} for r in rows], out, indent=1)
-        out.write("\n")
-    elif fmt == "csv":
+    if fmt == "csv":
         w = csv.writer(out, lineterminator="\n")
         w.writerow(columns)
-        for r in rows:
-            w.writerow([_csv_cell(v) for v in r])
+        for batch in batches:
+            w.writerows([_csv_cell(v) for v in r] for r in batch)
+    elif fmt == "json":
+        # json.dump(rows, indent=1) a row at a time: each row object one level in
+        sep = "[\n"
+        for batch in batches:
+            for r in batch:
+                text = json.dumps({c: _plain(v) for c, v in zip(columns, r)}, indent=1)
+                out.write(sep + " " + text.replace("\n", "\n "))
+                sep = ",\n"
+        out.write("[]\n" if sep == "[\n" else "\n]\n")
+    else:
+        raise ValueError(f"write_rows writes csv or json, not {fmt!r}")
+
+
+class RowsHead(Sequence):
+    """The first rows of a result and how many rows it had (its len()): what print_rows'
+    table shows (TABLE_MAX_ROWS of them, and a count of the rest), without the rest held."""
+
+    def __init__(self, rows: list[Sequence[Any]], total: int):
+        self.rows, self.total = rows, total
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.rows[i]
+
+
+def table_head(batches: Iterable[Sequence[Sequence[Any]]], max_bytes: int = TABLE_MAX_BYTES) -> RowsHead:
+    """The rows of `batches` as print_rows' table needs them: the first TABLE_MAX_ROWS kept,
+    the others only counted. First rows with more than max_bytes of text are refused
+    (TracekitError): the table holds them all to size its columns."""
+    held: list[Sequence[Any]] = []
+    total = size = 0
+    for batch in batches:
+        total += len(batch)
+        for r in batch[:max(0, TABLE_MAX_ROWS - len(held))]:
+            size += sum(len(v) if isinstance(v, (str, bytes)) else len(str(v)) for v in r)
+            if size > max_bytes:
+                raise TracekitError(f"the table's first rows hold more than {max_bytes / 2**20:g} MiB of text; "
+                                    "--format csv or json writes them (as they come)")
+            held.append(r)
+    return RowsHead(held, total)
+
+
+def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title: str | None = None, out=None) -> None:
+    out = out or sys.stdout
+    if fmt in ("csv", "json"):
+        write_rows(columns, [rows], fmt, out)
     else:
         from rich.table import Table
 

@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -209,6 +210,14 @@ class Limits:
     temp_limit: str
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS tells it, else every core)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _ram_bytes() -> int | None:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -219,7 +228,9 @@ def _ram_bytes() -> int | None:
 def default_limits(memory_limit: str | None = None, threads: int | None = None,
                    temp_limit: str | None = None) -> Limits:
     """The given values, else the environment's (TRACEKIT_SQL_MEMORY_LIMIT, _THREADS,
-    _TEMP_LIMIT), else half the RAM, every core, 10 GiB of spill."""
+    _TEMP_LIMIT), else half the RAM, every core, 10 GiB of spill. Threads are at most the
+    cores (cores()): more only cost a thread each (DuckDB starts them all), and a script's
+    count from a larger machine still runs here."""
     if memory_limit is None:
         memory_limit = os.environ.get(ENV_MEMORY) or None
     if memory_limit is None:
@@ -228,11 +239,12 @@ def default_limits(memory_limit: str | None = None, threads: int | None = None,
     if threads is None:
         env = os.environ.get(ENV_THREADS)
         try:
-            threads = int(env) if env else (os.cpu_count() or 1)
+            threads = int(env) if env else cores()
         except ValueError:
             raise TracekitError(f"{ENV_THREADS} must be a whole number of threads, not {env!r}") from None
     if threads < 1:
         raise TracekitError(f"threads must be at least 1, not {threads}")
+    threads = min(threads, cores())
     if temp_limit is None:
         temp_limit = os.environ.get(ENV_TEMP) or DEFAULT_TEMP_LIMIT
     return Limits(memory_limit, threads, temp_limit)
@@ -393,34 +405,120 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str):
         raise TracekitError(f"SQL: {str(e).splitlines()[0]}") from None
 
 
+def stream_query(con: duckdb.DuckDBPyConnection, query: str) -> duckdb.DuckDBPyConnection:
+    """Run one read-only statement as run_query does, its rows left in DuckDB to be taken a
+    batch at a time (con.fetchmany: the result streams instead of being held whole); returns
+    con. DuckDB's own errors go up as they are (QueryRun names a limit from them)."""
+    check_query(con, query)
+    con.execute(query)
+    return con
+
+
+def rss_bytes() -> int | None:
+    """This process's resident memory now (Linux's /proc), else None."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*([kmgtp]?i?b|bytes?)\s*$", re.IGNORECASE)
+
+
+def size_bytes(text: str) -> int | None:
+    """A size as DuckDB writes one ('47.6 MiB', '3.0 GiB', '0 bytes'), in bytes; None if it is not one."""
+    m = _SIZE.match(text or "")
+    if m is None:
+        return None
+    unit = m.group(2).lower()
+    base = 1 if unit.startswith("byte") or unit == "b" else 1024 if "i" in unit else 1000
+    power = 0 if base == 1 else "kmgtp".index(unit[0]) + 1
+    return int(float(m.group(1)) * base ** power)
+
+
+def _memory_error(limits: Limits, hints: dict[str, str]) -> TracekitError:
+    return TracekitError(f"query stopped: it needed more than the memory limit of {limits.memory_limit} "
+                         f"({hints.get('memory', ENV_MEMORY)})")
+
+
 def _limit_error(e: duckdb.Error, limits: Limits, hints: dict[str, str]) -> TracekitError:
     msg = str(e)
     if "max_temp_directory_size" in msg:
         return TracekitError(f"query stopped: it needed more than the spill limit of {limits.temp_limit} "
                              f"({hints.get('temp', ENV_TEMP)})")
-    return TracekitError(f"query stopped: it needed more than the memory limit of {limits.memory_limit} "
-                         f"({hints.get('memory', ENV_MEMORY)})")
+    return _memory_error(limits, hints)
+
+
+# Rows a streamed result is taken in (QueryRun's Rows): about this many bytes of Python values
+# at a time, whatever the width of a row.
+BATCH_BYTES = 4 * 2**20
+BATCH_MAX_ROWS = 10_000
+# What a process of its own (QueryRun.supervise) may hold past its start and the memory limit:
+# the interpreter's own objects, a batch being written, and what DuckDB holds past its own
+# count (allocations it does not track, its allocator's slack), which grows with the limit.
+RSS_HEADROOM_BYTES = 64 * 2**20
+RSS_HEADROOM_FRACTION = 0.25
+
+
+def rss_cap_bytes(memory_limit_bytes: int) -> int:
+    """How far a process of its own may grow while it runs a query under this memory limit."""
+    return memory_limit_bytes + RSS_HEADROOM_BYTES + int(memory_limit_bytes * RSS_HEADROOM_FRACTION)
+
+
+class Rows:
+    """A streamed result as QueryRun's fetch gets it (stream=True): its columns, and
+    batches() of its rows, each of about BATCH_BYTES, taken from DuckDB as they are asked
+    for. The run's stop (time, memory, cancel) is checked between batches, so converting and
+    writing the rows is inside the limits too, not only DuckDB's execution."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, run: "QueryRun"):
+        self._con, self._run = con, run
+        self.columns = [d[0] for d in con.description or []]
+
+    def batches(self):
+        n = 64
+        while True:
+            if self._run._why is not None:
+                raise duckdb.InterruptException("stopped between batches")
+            batch = self._con.fetchmany(n)
+            if not batch:
+                return
+            yield batch
+            row_bytes = max(1, sum(sys.getsizeof(v) for v in batch[-1]))
+            n = max(1, min(BATCH_MAX_ROWS, BATCH_BYTES // row_bytes))
 
 
 class QueryRun:
     """One typed query on its own short-lived connection (connect(): the views, the limits,
     a private temp directory), stopped after timeout_s (0 = never) or by cancel() from any
     thread. With only_needed_views, just the views the query can name are defined (connect's
-for_query). fetch(relation) turns the result into what the caller wants; setup(con) may add
-    read-only names (registered Arrow tables) before the query. run() blocks and returns
-    fetch's value, or raises TracekitError with one line saying why it stopped."""
+    for_query). fetch(relation) turns the result into what the caller wants; with stream,
+    fetch(Rows) gets it a batch at a time instead (to write it out as it comes). setup(con)
+    may add read-only names (registered Arrow tables) before the query. run() blocks and
+    returns fetch's value, or raises TracekitError with one line saying why it stopped.
+
+    DuckDB sees a stop only between its units of work, not inside one (one repeat('x', 10**9)
+    runs to its end): a run stopped and still going GRACE_S later is given up by wait() (its
+    error says which limit; its thread ends when DuckDB does, its result unused)."""
+
+    GRACE_S = 2.0
 
     def __init__(self, data_dir: str | os.PathLike, query: str, fetch, timeout_s: float = DEFAULT_TIMEOUT_S,
                  limits: Limits | None = None, setup=None, hints: dict[str, str] | None = None,
-                 only_needed_views: bool = False):
+                 only_needed_views: bool = False, stream: bool = False):
         self.data_dir, self.query, self.fetch, self.setup = data_dir, query, fetch, setup
-        self.only_needed_views = only_needed_views
+        self.only_needed_views, self.stream = only_needed_views, stream
         self.timeout_s = timeout_s
         self.limits = limits or default_limits()
         self.hints = hints or {}
         self._con: duckdb.DuckDBPyConnection | None = None
         self._guard = threading.Lock()
-        self._why: str | None = None            # 'timeout' or 'cancel', once stopped
+        self._why: str | None = None            # 'timeout', 'memory' or 'cancel', once stopped
+        self._stopped_at: float | None = None
+        self._abandoned = False                 # given up by wait(): what the thread ends with is unused
+        self._memory_bytes: int | None = None   # the memory limit, as the connection has it
+        self._rss_start: int | None = None
         self._thread: threading.Thread | None = None
         self.result: Any = None
         self.error: TracekitError | None = None
@@ -430,6 +528,7 @@ for_query). fetch(relation) turns the result into what the caller wants; setup(c
         with self._guard:
             if self._why is None:
                 self._why = why
+                self._stopped_at = time.monotonic()
             if self._con is not None:
                 self._con.interrupt()
 
@@ -453,6 +552,7 @@ for_query). fetch(relation) turns the result into what the caller wants; setup(c
                 timer.cancel()
             raise
         try:
+            self._memory_bytes = size_bytes(str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]))
             with self._guard:
                 self._con = con
                 stopped = self._why is not None
@@ -460,6 +560,8 @@ for_query). fetch(relation) turns the result into what the caller wants; setup(c
                 raise duckdb.InterruptException("interrupted before it started")
             if self.setup is not None:
                 self.setup(con)
+            if self.stream:
+                return self.fetch(Rows(stream_query(con, self.query), self))
             rel = run_query(con, self.query)
             return self.fetch(rel)
         except duckdb.InterruptException:
@@ -483,27 +585,80 @@ for_query). fetch(relation) turns the result into what the caller wants; setup(c
     def _stopped_error(self) -> TracekitError:
         if self._why == "timeout":
             return TracekitError(f"query stopped after {self.timeout_s:g} s ({self.hints.get('timeout', ENV_TIMEOUT)})")
+        if self._why == "memory":
+            return _memory_error(self.limits, self.hints)
         return TracekitError("query cancelled")
 
-    # -- in a thread (the dashboard) ----------------------------------------------------
+    # -- in a thread (the dashboard, tracekit sql) ----------------------------------------
     def start(self) -> "QueryRun":
+        self._rss_start = rss_bytes()
+
         def work():
             try:
-                self.result = self.run()
+                result = self.run()
+                with self._guard:
+                    if not self._abandoned:
+                        self.result = result
             except TracekitError as e:
-                self.error = e
+                with self._guard:
+                    if not self._abandoned:
+                        self.error = e
             except KeyboardInterrupt:  # DuckDB raises Ctrl-C in the thread running the query
-                self._why = self._why or "cancel"
-                self.error = self._stopped_error()
+                with self._guard:
+                    self._why = self._why or "cancel"
+                    if not self._abandoned:
+                        self.error = self._stopped_error()
             except Exception as e:  # anything else still ends the run with one line
-                self.exception = e      # as it was raised, for a caller that reports it itself
-                self.error = TracekitError(f"SQL: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+                with self._guard:
+                    if not self._abandoned:
+                        self.exception = e      # as it was raised, for a caller that reports it itself
+                        self.error = TracekitError(f"SQL: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
         self._thread = threading.Thread(target=work, name="tracekit-query", daemon=True)
         self._thread.start()
         return self
 
     def wait(self, seconds: float) -> bool:
-        """Wait up to `seconds` for a started run; whether it has ended."""
+        """Wait up to `seconds` for a started run; whether it has ended, or has been given
+        up (stopped GRACE_S ago and still in DuckDB: then its error says why it stopped)."""
         assert self._thread is not None
         self._thread.join(seconds)
-        return not self._thread.is_alive()
+        if not self._thread.is_alive():
+            return True
+        with self._guard:
+            if self._abandoned:
+                return True
+            if self._stopped_at is None or time.monotonic() - self._stopped_at < self.GRACE_S:
+                return False
+        self._give_up()
+        return True
+
+    def _give_up(self) -> None:
+        with self._guard:
+            if not self._abandoned:
+                self._abandoned = True
+                self.result, self.exception = None, None
+                self.error = self._stopped_error()
+
+    @property
+    def given_up(self) -> bool:
+        """Whether wait() or supervise() gave the run up while its thread was still in DuckDB."""
+        return self._abandoned
+
+    def supervise(self, poll_s: float = 0.05) -> None:
+        """Wait for a started run in a process that runs nothing else (tracekit sql), holding
+        its memory limit where DuckDB does not count what it allocates (a huge string being
+        built, the rows converted for Python): the process's resident memory growing past
+        rss_cap_bytes() of the memory limit since start() stops the run and gives it
+        up at once. Returns when the run has ended or is given up (given_up): a caller
+        giving up leaves the process without waiting for DuckDB's busy thread."""
+        while not self.wait(poll_s):
+            rss, start, limit = rss_bytes(), self._rss_start, self._memory_bytes
+            if rss is None or start is None or limit is None:
+                continue
+            if rss - start > rss_cap_bytes(limit):
+                self._stop("memory")
+                with self._guard:
+                    if self._why == "memory":
+                        # the thread may be where DuckDB never looks (inside one huge value)
+                        # and growing still: not waiting out a grace here
+                        self._stopped_at = time.monotonic() - self.GRACE_S
