@@ -14,7 +14,7 @@ from typing import List, Optional
 import typer
 
 from .cliparams import install as _plain_option_values
-from .errors import Terminated, TracekitError
+from .errors import Terminated, TracekitError, shown
 
 # option values coerced without importing pydantic where typer's result is plain (start-up)
 _plain_option_values()
@@ -106,7 +106,7 @@ def describe(e: BaseException) -> str:
         return "out of memory" + (f": {_first_line(e)}" if str(e) else "")
     if isinstance(e, OSError) and e.strerror:
         what = e.strerror[:1].lower() + e.strerror[1:]
-        names = [str(n) for n in (e.filename, e.filename2) if n is not None]
+        names = [shown(n) for n in (e.filename, e.filename2) if n is not None]
         return f"{' -> '.join(names)}: {what}" if names else what
     duckdb, polars = sys.modules.get("duckdb"), sys.modules.get("polars")   # not imported: not raised
     if duckdb is not None and isinstance(e, duckdb.Error):

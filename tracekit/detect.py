@@ -5,7 +5,7 @@ UnsupportedTraceError naming what the file looks like (nam, binary, ...).
 """
 from __future__ import annotations
 
-from .errors import clip_repr
+from .errors import clip_repr, shown
 from .errors import UnsupportedTraceError
 from .parsers import DETECTION_ORDER, FORMATS
 
@@ -43,14 +43,14 @@ def _kinds_in_words() -> str:
 def detect_kind(sample: bytes, path: str, max_lines: int = 50) -> str:
     """Decide the kind from the start of the decompressed content."""
     if not sample.strip():
-        raise UnsupportedTraceError(f"{path}: empty file (no trace lines)")
+        raise UnsupportedTraceError(f"{shown(path)}: empty file (no trace lines)")
     if b"\x00" in sample:
-        raise UnsupportedTraceError(f"{path}: binary file, not an ns-2 text trace")
+        raise UnsupportedTraceError(f"{shown(path)}: binary file, not an ns-2 text trace")
     try:
         text = sample.decode("utf-8")
     except UnicodeDecodeError as e:
         if e.start < len(sample) - 4:   # a multi-byte char cut at the end of the sample is fine
-            raise UnsupportedTraceError(f"{path}: binary file, not an ns-2 text trace") from None
+            raise UnsupportedTraceError(f"{shown(path)}: binary file, not an ns-2 text trace") from None
         text = sample[: e.start].decode("utf-8")
     lines = text.split("\n")
     if len(sample) >= 4096 and len(lines) > 1:
@@ -66,11 +66,11 @@ def detect_kind(sample: bytes, path: str, max_lines: int = 50) -> str:
                 continue
             first = line if len(line) <= 60 else line[:57] + "..."
             raise UnsupportedTraceError(
-                f"{path}: unknown format: {clip_repr(first)} is not a line of {_kinds_in_words()}"
+                f"{shown(path)}: unknown format: {clip_repr(first)} is not a line of {_kinds_in_words()}"
             )
         if kind.startswith("unsupported:"):
-            raise UnsupportedTraceError(f"{path}: looks like {kind.split(':', 1)[1]}, which tracekit cannot ingest yet")
+            raise UnsupportedTraceError(f"{shown(path)}: looks like {kind.split(':', 1)[1]}, which tracekit cannot ingest yet")
         return _superseded(kind, lines[i:])
     if not seen_any:
-        raise UnsupportedTraceError(f"{path}: empty file (no trace lines, only comments or blank lines)")
-    raise UnsupportedTraceError(f"{path}: unknown format: only annotation ('v') lines at the start")
+        raise UnsupportedTraceError(f"{shown(path)}: empty file (no trace lines, only comments or blank lines)")
+    raise UnsupportedTraceError(f"{shown(path)}: unknown format: only annotation ('v') lines at the start")

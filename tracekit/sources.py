@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Protocol
 
 from . import hashahead
-from .errors import TracekitError, UnsupportedTraceError
+from .errors import TracekitError, UnsupportedTraceError, shown
 from .magic import ARCHIVES, COMPRESSIONS, HEAD_BYTES
 from .parsers import load_fast
 
@@ -116,17 +116,17 @@ class TraceSource:
                     os.stat(p)
                 except OSError as e:
                     if e.errno == errno.ELOOP:
-                        raise TracekitError(f"{p}: a symbolic link loop (too many levels of symbolic links)") from None
-                raise TracekitError(f"{p}: a symbolic link to a file that does not exist")
-            raise TracekitError(f"{p}: no such file")
+                        raise TracekitError(f"{shown(p)}: a symbolic link loop (too many levels of symbolic links)") from None
+                raise TracekitError(f"{shown(p)}: a symbolic link to a file that does not exist")
+            raise TracekitError(f"{shown(p)}: no such file")
         if p.is_dir():
-            raise TracekitError(f"{p}: is a directory")
+            raise TracekitError(f"{shown(p)}: is a directory")
         try:
             raw = open(p, "rb")
         except PermissionError:
-            raise TracekitError(f"{p}: permission denied (cannot read the file)") from None
+            raise TracekitError(f"{shown(p)}: permission denied (cannot read the file)") from None
         except OSError as e:
-            raise TracekitError(f"{p}: cannot open: {e.strerror or e}") from None
+            raise TracekitError(f"{shown(p)}: cannot open: {e.strerror or e}") from None
         if raw.seekable():
             head = raw.read(HEAD_BYTES)
             raw.seek(0)
@@ -136,7 +136,7 @@ class TraceSource:
         for magic, what in ARCHIVES:
             if head.startswith(magic):
                 raw.close()
-                raise UnsupportedTraceError(f"{p}: is {what}; extract the trace first")
+                raise UnsupportedTraceError(f"{shown(p)}: is {what}; extract the trace first")
         for magic, name in COMPRESSIONS:
             if head.startswith(magic):
                 src.compression = name
@@ -194,13 +194,13 @@ class TraceSource:
             self.truncated_stream = True
             return b""
         except (OSError, lzma.LZMAError, ValueError) as e:
-            raise TracekitError(f"{self.path}: corrupt {self.compression} data: {e}") from None
+            raise TracekitError(f"{shown(self.path)}: corrupt {self.compression} data: {e}") from None
         except Exception as e:  # zstandard.ZstdError and friends
             if type(e).__name__ == "ZstdError":
                 if "incomplete" in str(e) or "premature" in str(e):
                     self.truncated_stream = True
                     return b""
-                raise TracekitError(f"{self.path}: corrupt zstd data: {e}") from None
+                raise TracekitError(f"{shown(self.path)}: corrupt zstd data: {e}") from None
             raise
 
     def peek(self, n: int = PEEK_BYTES) -> bytes:
@@ -237,7 +237,7 @@ class TraceSource:
             if cut < 0:
                 carry = carry + block if carry else block
                 if len(carry) > 16 * chunk_bytes:
-                    raise TracekitError(f"{self.path}:{line_no}: line longer than {len(carry)} bytes; not a text trace")
+                    raise TracekitError(f"{shown(self.path)}:{line_no}: line longer than {len(carry)} bytes; not a text trace")
                 continue
             # one copy of the chunk (carry + block, then a slice, made two fresh 8 MiB objects:
             # 10 ms a chunk, more than its sha256)
@@ -261,7 +261,7 @@ class TraceSource:
         try:
             return hashahead.sha256_of_prefix(fd, self.size_bytes)
         except OSError:
-            raise TracekitError(f"{self.path}: changed while it was read (now shorter than the "
+            raise TracekitError(f"{shown(self.path)}: changed while it was read (now shorter than the "
                                 f"{self.size_bytes} bytes read); ingest it again once it is complete") from None
 
     def close(self) -> None:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .damage import Scan, check_run, scan_runs
-from .errors import StoreWriteError, TracekitError, clip, clip_repr
+from .errors import StoreWriteError, TracekitError, clip, clip_repr, shown
 from .columns import SCHEMA_VERSION
 
 STORE_FILE = "tracekit-store.json"
@@ -66,7 +66,7 @@ def store_write_error(root: Path, e: OSError) -> StoreWriteError:
         errno.EACCES: "permission denied",
         errno.EPERM: "permission denied",
     }.get(e.errno or 0, e.strerror or str(e))
-    return StoreWriteError(f"{root}: cannot write to the store: {what}")
+    return StoreWriteError(f"{shown(root)}: cannot write to the store: {what}")
 
 
 def default_data_dir() -> Path:
