@@ -38,7 +38,7 @@ from .parsers._lazy import polars as pl     # not imported by the wired fast pat
 from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from .sources import CHUNK_BYTES, TraceSource
 from .store import Store, store_write_error
-from .tracemeta import labels_from_meta, parse_meta
+from .tracemeta import labels_from_meta, parse_meta, seed_number
 
 RUN_ID_LEN = 16
 _US = timedelta(microseconds=1)
@@ -499,7 +499,7 @@ def _relabel(store: Store, run_id: str, labels: dict[str, str], flow_labels: dic
         if "scenario" in labels:
             rec["scenario"] = labels["scenario"]
         if "seed" in labels:
-            rec["seed"] = int(labels["seed"]) if labels["seed"].lstrip("-").isdigit() else None
+            rec["seed"] = seed_number(labels["seed"])
         # pid and a random part: pids repeat across PID namespaces sharing a store
         tmp = f.with_name(f".run.parquet.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
         try:
@@ -775,7 +775,7 @@ def ingest_file(
             "t_start": t_min,
             "t_end": t_max,
             "scenario": all_labels.get("scenario"),
-            "seed": int(seed) if seed is not None and seed.lstrip("-").isdigit() else None,
+            "seed": seed_number(seed),
             "labels": [{"key": k, "value": v} for k, v in sorted(all_labels.items())],
             "flow_labels": [{"fid": f, "name": n} for f, n in sorted(all_flows.items())],
             "ingested_at": datetime.now(timezone.utc),

@@ -137,7 +137,13 @@ def is_num(s: str) -> bool:
 
 
 def is_int(s: str, bits: int = 32) -> bool:
-    return bool(_INT.match(s)) and -(2 ** (bits - 1)) <= int(s) < 2 ** (bits - 1)
+    if not _INT.match(s):
+        return False
+    # more digits than 2 ** bits has are out of range, and int() refuses a string of
+    # thousands of digits (sys.get_int_max_str_digits) with a ValueError
+    if len(s.lstrip("+-").lstrip("0")) > bits // 3 + 1:
+        return False
+    return -(2 ** (bits - 1)) <= int(s) < 2 ** (bits - 1)
 
 
 def is_digits(s: str) -> bool:
