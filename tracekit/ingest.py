@@ -33,7 +33,7 @@ from . import __version__
 from .detect import detect_kind
 from .materialise import SMALL_RUN_BYTES, Ahead, materialise_run
 from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip, shown
-from .parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, get_parser, lines_at
+from .parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, binary_line, get_parser, lines_at
 from .parsers._lazy import polars as pl     # not imported by the wired fast path (0.1 s of start-up)
 from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from .sources import CHUNK_BYTES, TraceSource
@@ -715,7 +715,7 @@ def ingest_file(
                 off = res.bad_offsets[0]
                 line = lines_at(chunk.data, [off])[off]
                 # lines_at shows undecodable bytes as U+FFFD; the parsers read such lines as bad
-                reason = "not UTF-8 text (binary data in the trace?)" if "\ufffd" in line else parser.explain(line)
+                reason = binary_line(line) or parser.explain(line)
                 bad.append((chunk.first_line_no + off, reason))
             bad_times = times.bad_rows(res.tables[main]) if main in res.tables else []
             if bad_times:
