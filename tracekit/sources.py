@@ -13,8 +13,12 @@ import bz2
 import errno
 import gzip
 import hashlib
+import io
 import lzma
 import os
+import select
+import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Protocol
@@ -90,6 +94,104 @@ class _ZstdFrames:
         pass                          # the raw file is closed by TraceSource
 
 
+# how long a named pipe is waited for its writer (`mkfifo f; tracekit ingest f` with the writer
+# started next), unless TRACEKIT_PIPE_WAIT_S says otherwise; the wait ends as soon as one opens it
+PIPE_WAIT_S = 60.0
+_NOT_FILES = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _open_input(p: Path) -> io.BufferedReader:
+    """`p` open for reading: a regular file, or a pipe read as a stream. The open itself never
+    waits (O_NONBLOCK): a named pipe that nobody opens for writing within the pipe wait is
+    refused in one line instead of blocking for ever; devices and sockets are refused at once
+    (a terminal, /dev/zero: nothing that ends as a trace file does)."""
+    try:
+        st = os.stat(p)
+    except OSError as e:
+        raise TracekitError(f"{shown(p)}: cannot open: {e.strerror or e}") from None
+    for test, what in _NOT_FILES:
+        if test(st.st_mode):
+            raise TracekitError(f"{shown(p)}: is {what}, not a trace file (a regular file or a pipe)")
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except PermissionError:
+        raise TracekitError(f"{shown(p)}: permission denied (cannot read the file)") from None
+    except OSError as e:
+        raise TracekitError(f"{shown(p)}: cannot open: {e.strerror or e}") from None
+    try:
+        first = _wait_for_writer(fd, p) if stat.S_ISFIFO(os.fstat(fd).st_mode) and not _anonymous_pipe(fd) else b""
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    if first:
+        return io.BufferedReader(_Prefixed(fd, first))
+    return open(fd, "rb")
+
+
+def _anonymous_pipe(fd: int) -> bool:
+    """Whether `fd` is a pipe without a name (`<(zcat x.gz)`, /dev/stdin of `zcat x.gz |`):
+    its writer was there when it was made, so that no writer now means its end."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+    except OSError:
+        return False
+
+
+def _wait_for_writer(fd: int, p: Path) -> bytes:
+    """Wait until a writer has opened the named pipe open as `fd` (non-blocking); returns
+    what was read meanwhile. A read returns EAGAIN once a writer holds the pipe, data once it
+    wrote, and nothing while nobody holds it."""
+    try:
+        wait_s = float(os.environ.get("TRACEKIT_PIPE_WAIT_S") or PIPE_WAIT_S)
+    except ValueError:
+        wait_s = PIPE_WAIT_S
+    deadline = time.monotonic() + wait_s
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while True:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return b""                  # a writer holds it and has written nothing yet
+        if data:
+            return data
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TracekitError(f"{shown(p)}: a named pipe that nobody opened for writing within {wait_s:g} s "
+                                "(start its writer first, or set TRACEKIT_PIPE_WAIT_S)")
+        # woken by data or by a writer's close, or after a tenth of a second to look again for
+        # a writer that has opened the pipe without writing yet (poll does not tell that)
+        if any(ev & select.POLLHUP for _, ev in poller.poll(min(left, 0.1) * 1000)):
+            return os.read(fd, 1 << 16)     # a writer came and went: what it wrote, or the end
+
+
+class _Prefixed(io.RawIOBase):
+    """A pipe's descriptor whose first bytes were already read: those, then the rest."""
+
+    def __init__(self, fd: int, first: bytes):
+        self._fd, self._first = fd, first
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+        if self._first:
+            n = min(len(b), len(self._first))
+            b[:n] = self._first[:n]
+            self._first = self._first[n:]
+            return n
+        return os.readv(self._fd, [b])
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._fd)
+        super().close()
+
+
 @dataclass
 class TraceSource:
     """One input file. Iterate `chunks()` once; afterwards `sha256`, `size_bytes`,
@@ -121,12 +223,7 @@ class TraceSource:
             raise TracekitError(f"{shown(p)}: no such file")
         if p.is_dir():
             raise TracekitError(f"{shown(p)}: is a directory")
-        try:
-            raw = open(p, "rb")
-        except PermissionError:
-            raise TracekitError(f"{shown(p)}: permission denied (cannot read the file)") from None
-        except OSError as e:
-            raise TracekitError(f"{shown(p)}: cannot open: {e.strerror or e}") from None
+        raw = _open_input(p)
         if raw.seekable():
             head = raw.read(HEAD_BYTES)
             raw.seek(0)
