@@ -562,7 +562,13 @@ def _lock_new_file(path: Path) -> int:
         except FileNotFoundError:
             same = False
         if same:
-            os.write(fd, _owner_record())
+            try:
+                os.write(fd, _owner_record())
+            except BaseException:
+                # a full disk refuses the record: a lock file left empty would be judged by
+                # its lease alone, and kept for LEASE_S by every later ingest
+                _release(path, fd)
+                raise
             return fd
         os.close(fd)
 
