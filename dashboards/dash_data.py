@@ -103,11 +103,11 @@ class StoreStatus:
 def store_status(data_dir: Path) -> StoreStatus:
     try:
         store = Store(data_dir)
-    except TracekitError as e:
+        if not store.exists:
+            return StoreStatus(data_dir)
+        return StoreStatus(data_dir, tuple(store.run_ids()))
+    except TracekitError as e:          # not a store, or its runs/ cannot be listed
         return StoreStatus(data_dir, problem=str(e))
-    if not store.exists:
-        return StoreStatus(data_dir)
-    return StoreStatus(data_dir, tuple(store.run_ids()))
 
 
 # ---------------------------------------------------------------------------------------

@@ -158,7 +158,9 @@ def ingest(
 
     The kind of each file is detected (wired packet trace, wireless trace in the old CMU
     or new -t format or both mixed, TCP variable trace, queue monitor, RED trace, two-column
-    time-value series). The same content ingested twice is one run.
+    time-value series). The same content ingested twice is one run. A pipe is read as a
+    stream (<(zcat x.gz), a named pipe whose writer is waited for up to 60 s,
+    TRACEKIT_PIPE_WAIT_S); devices and sockets are refused.
 
     Example: tracekit ingest out.tr cwnd.tr.gz --label variant=Reno --flow-label 1=Reno
     """

@@ -16,8 +16,11 @@ and "already in the store" all agree on which runs there are.
 """
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
+
+from .errors import TracekitError, shown
 
 MAGIC = b"PAR1"
 RUN_FILE = "run.parquet"
@@ -113,11 +116,20 @@ def check_run(run_path: str, run_id: str, deep: bool | None = None) -> tuple[Dam
 
 
 def run_dirs(runs_dir: str | os.PathLike) -> list[tuple[str, str]]:
-    """(run_id, path) of every run directory under runs_dir, sorted by run id."""
-    if not os.path.isdir(runs_dir):
+    """(run_id, path) of every run directory under runs_dir, sorted by run id; none if it
+    does not exist (a store not made yet). A runs/ that cannot be listed (a symbolic link
+    loop, not a directory, no permission, an I/O error) raises TracekitError: every reader
+    would otherwise answer as if the store were empty."""
+    try:
+        with os.scandir(os.fspath(runs_dir)) as runs:
+            found = [(r.name[len(RUN_PREFIX):], r.path) for r in runs if r.name.startswith(RUN_PREFIX) and r.is_dir()]
+    except FileNotFoundError:
+        if os.path.islink(runs_dir):
+            raise TracekitError(f"{shown(runs_dir)}: the store's runs directory is a symbolic link to nothing") from None
         return []
-    with os.scandir(os.fspath(runs_dir)) as runs:
-        found = [(r.name[len(RUN_PREFIX):], r.path) for r in runs if r.name.startswith(RUN_PREFIX) and r.is_dir()]
+    except OSError as e:
+        what = "a symbolic link loop" if e.errno == errno.ELOOP else (e.strerror or str(e)).lower()
+        raise TracekitError(f"{shown(runs_dir)}: cannot list the store's runs: {what}") from None
     return sorted(found)
 
 

@@ -5,7 +5,7 @@ UnsupportedTraceError naming what the file looks like (nam, binary, ...).
 """
 from __future__ import annotations
 
-from .errors import clip_repr
+from .errors import clip_repr, shown
 from .errors import UnsupportedTraceError
 from .parsers import DETECTION_ORDER, FORMATS
 
@@ -40,23 +40,30 @@ def _kinds_in_words() -> str:
     return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else "".join(words)
 
 
+def _cut_char(line: bytes, last: bool) -> bool:
+    """Whether the only bytes of `line` that are not UTF-8 are a character cut at the end of
+    the sample (`last`: the sample's last line)."""
+    try:
+        line.decode("utf-8")
+        return True
+    except UnicodeDecodeError as e:
+        return last and e.start >= len(line) - 4 and e.reason == "unexpected end of data"
+
+
 def detect_kind(sample: bytes, path: str, max_lines: int = 50) -> str:
     """Decide the kind from the start of the decompressed content."""
     if not sample.strip():
-        raise UnsupportedTraceError(f"{path}: empty file (no trace lines)")
-    if b"\x00" in sample:
-        raise UnsupportedTraceError(f"{path}: binary file, not an ns-2 text trace")
-    try:
-        text = sample.decode("utf-8")
-    except UnicodeDecodeError as e:
-        if e.start < len(sample) - 4:   # a multi-byte char cut at the end of the sample is fine
-            raise UnsupportedTraceError(f"{path}: binary file, not an ns-2 text trace") from None
-        text = sample[: e.start].decode("utf-8")
-    lines = text.split("\n")
-    if len(sample) >= 4096 and len(lines) > 1:
-        lines = lines[:-1]              # the last one may be cut by the sample size
+        raise UnsupportedTraceError(f"{shown(path)}: empty file (no trace lines)")
+    raw_lines = sample.split(b"\n")
+    if len(sample) >= 4096 and len(raw_lines) > 1:
+        raw_lines = raw_lines[:-1]      # the last one may be cut by the sample size
+    lines = [ln.decode("utf-8", "replace") for ln in raw_lines]
     seen_any = False
     for i, line in enumerate(lines[:max_lines]):
+        # binary data (a NUL byte, bytes that are not UTF-8) before any line that says what the
+        # file is: a binary file. After such a line, it is that line's problem (a bad line).
+        if b"\x00" in raw_lines[i] or ("\ufffd" in line and not _cut_char(raw_lines[i], i == len(raw_lines) - 1)):
+            raise UnsupportedTraceError(f"{shown(path)}: binary file, not an ns-2 text trace")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         seen_any = True
@@ -66,11 +73,11 @@ def detect_kind(sample: bytes, path: str, max_lines: int = 50) -> str:
                 continue
             first = line if len(line) <= 60 else line[:57] + "..."
             raise UnsupportedTraceError(
-                f"{path}: unknown format: {clip_repr(first)} is not a line of {_kinds_in_words()}"
+                f"{shown(path)}: unknown format: {clip_repr(first)} is not a line of {_kinds_in_words()}"
             )
         if kind.startswith("unsupported:"):
-            raise UnsupportedTraceError(f"{path}: looks like {kind.split(':', 1)[1]}, which tracekit cannot ingest yet")
+            raise UnsupportedTraceError(f"{shown(path)}: looks like {kind.split(':', 1)[1]}, which tracekit cannot ingest yet")
         return _superseded(kind, lines[i:])
     if not seen_any:
-        raise UnsupportedTraceError(f"{path}: empty file (no trace lines, only comments or blank lines)")
-    raise UnsupportedTraceError(f"{path}: unknown format: only annotation ('v') lines at the start")
+        raise UnsupportedTraceError(f"{shown(path)}: empty file (no trace lines, only comments or blank lines)")
+    raise UnsupportedTraceError(f"{shown(path)}: unknown format: only annotation ('v') lines at the start")

@@ -1,6 +1,8 @@
 """Errors that reach the user as one line (the CLI prints them; tests match on them)."""
 from __future__ import annotations
 
+import re
+
 # how much of a field from the input an error message quotes
 QUOTE_CHARS = 80
 # no message is longer than this: a safety net under `clip_repr` (ns-2's output tail, the
@@ -26,6 +28,20 @@ def clip_repr(value: object, limit: int = QUOTE_CHARS) -> str:
     return f"{r[:limit + 1]}{r[0]}... ({len(value):,} characters)"
 
 
+# what would break a message's line: the C0 and C1 control characters (newline, carriage
+# return, escape, ...) and the Unicode line and paragraph separators (str.splitlines breaks there)
+_LINE_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def shown(path: object) -> str:
+    """A file name as a message shows it: its control characters escaped as Python writes
+    them (a newline as \\n), so that a name with a newline in it keeps the message one line."""
+    text = str(path)
+    if not _LINE_BREAKING.search(text):
+        return text
+    return _LINE_BREAKING.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 class TracekitError(Exception):
     """Any failure the user can act on; its message is a single line."""
 
@@ -47,8 +63,8 @@ class TraceLineError(TracekitError):
 
     def __init__(self, path: str, line_no: int, reason: str, line: str | None = None):
         self.path, self.line_no, self.reason = path, line_no, reason
-        shown = f": {clip_repr(line)}" if line is not None else ""
-        super().__init__(f"{path}:{line_no}: {reason}{shown}")
+        quoted = f": {clip_repr(line)}" if line is not None else ""
+        super().__init__(f"{shown(path)}:{line_no}: {reason}{quoted}")
 
 
 class UnsupportedTraceError(TracekitError):

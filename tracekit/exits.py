@@ -6,6 +6,8 @@ import errno
 import os
 import sys
 
+from .errors import shown
+
 # why an errno says a resource ran short (not that the file or the input is wrong)
 _SHORT_OF = {
     errno.EMFILE: "the limit on open files, ulimit -n, is reached",
@@ -28,7 +30,7 @@ def describe(e: BaseException) -> str:
         what = e.strerror[:1].lower() + e.strerror[1:]
         if e.errno in _SHORT_OF:
             what += f" ({_SHORT_OF[e.errno]})"
-        names = [str(n) for n in (e.filename, e.filename2) if n is not None]
+        names = [shown(n) for n in (e.filename, e.filename2) if n is not None]
         return f"{' -> '.join(names)}: {what}" if names else what
     duckdb_error, polars_error = loaded_class("duckdb", "Error"), loaded_class("polars", "exceptions", "PolarsError")
     if duckdb_error is not None and isinstance(e, duckdb_error):

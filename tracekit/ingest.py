@@ -32,13 +32,13 @@ import pyarrow.parquet as pq
 from . import __version__
 from .detect import detect_kind
 from .materialise import SMALL_RUN_BYTES, Ahead, materialise_run
-from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip
-from .parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, get_parser, lines_at
+from .errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip, shown
+from .parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, binary_line, get_parser, lines_at
 from .parsers._lazy import polars as pl     # not imported by the wired fast path (0.1 s of start-up)
 from .schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from .sources import CHUNK_BYTES, TraceSource
 from .store import Store, store_write_error
-from .tracemeta import labels_from_meta, parse_meta
+from .tracemeta import labels_from_meta, parse_meta, seed_number
 
 RUN_ID_LEN = 16
 _US = timedelta(microseconds=1)
@@ -86,7 +86,7 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[tuple[Path, bool]]:
             matches = sorted(globmod.glob(s, recursive=True))
             files = [Path(m) for m in matches if Path(m).is_file()]
             if not files:
-                raise TracekitError(f"{s}: no files match this pattern")
+                raise TracekitError(f"{shown(s)}: no files match this pattern")
             for f in files:
                 add(f, False)
     return out
@@ -501,7 +501,7 @@ def _relabel(store: Store, run_id: str, labels: dict[str, str], flow_labels: dic
         if "scenario" in labels:
             rec["scenario"] = labels["scenario"]
         if "seed" in labels:
-            rec["seed"] = int(labels["seed"]) if labels["seed"].lstrip("-").isdigit() else None
+            rec["seed"] = seed_number(labels["seed"])
         # pid and a random part: pids repeat across PID namespaces sharing a store
         tmp = f.with_name(f".run.parquet.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
         try:
@@ -669,7 +669,7 @@ def ingest_file(
     try:
         sample = src.peek()
         if not sample and src.truncated_stream:   # else detect_kind would call it empty
-            raise TracekitError(f"{path}: the {src.compression} stream is cut off before its first complete block; nothing to ingest")
+            raise TracekitError(f"{shown(path)}: the {src.compression} stream is cut off before its first complete block; nothing to ingest")
         kind = detect_kind(sample, str(path))
     except BaseException:
         src.close()
@@ -722,7 +722,7 @@ def ingest_file(
                 off = res.bad_offsets[0]
                 line = lines_at(chunk.data, [off])[off]
                 # lines_at shows undecodable bytes as U+FFFD; the parsers read such lines as bad
-                reason = "not UTF-8 text (binary data in the trace?)" if "\ufffd" in line else parser.explain(line)
+                reason = binary_line(line) or parser.explain(line)
                 bad.append((chunk.first_line_no + off, reason))
             bad_times = times.bad_rows(res.tables[main]) if main in res.tables else []
             if bad_times:
@@ -753,18 +753,18 @@ def ingest_file(
             keep.close()
         if first_bad:
             result.warnings.append(
-                f"{path}: skipped {result.n_skipped_lines} bad line(s); first at line {first_bad[0]}: {first_bad[1]}"
+                f"{shown(path)}: skipped {result.n_skipped_lines} bad line(s); first at line {first_bad[0]}: {first_bad[1]}"
             )
         if src.tail:
             result.n_skipped_lines += 1
             result.warnings.append(
-                f"{path}:{src.n_lines + 1}: last line has no newline (trace cut off mid-write?); ignored"
+                f"{shown(path)}:{src.n_lines + 1}: last line has no newline (trace cut off mid-write?); ignored"
             )
         if src.truncated_stream:
-            result.warnings.append(f"{path}: the {src.compression} stream ends early (file cut off?); ingested what was there")
+            result.warnings.append(f"{shown(path)}: the {src.compression} stream ends early (file cut off?); ingested what was there")
         result.n_events = sum(writers.rows.get(t, 0) for t in event_tables)
         if result.n_events == 0:
-            raise TracekitError(f"{path}: no complete {kind} trace lines")
+            raise TracekitError(f"{shown(path)}: no complete {kind} trace lines")
         run_id = src.sha256[:RUN_ID_LEN]
         meta_labels, meta_flows = labels_from_meta(parse_meta(comments))
         all_labels = {**meta_labels, **(labels or {})}
@@ -782,7 +782,7 @@ def ingest_file(
             "t_start": t_min,
             "t_end": t_max,
             "scenario": all_labels.get("scenario"),
-            "seed": int(seed) if seed is not None and seed.lstrip("-").isdigit() else None,
+            "seed": seed_number(seed),
             "labels": [{"key": k, "value": v} for k, v in sorted(all_labels.items())],
             "flow_labels": [{"fid": f, "name": n} for f, n in sorted(all_flows.items())],
             "ingested_at": datetime.now(timezone.utc),
@@ -805,7 +805,7 @@ def ingest_file(
                 if others:
                     other, n_other = others[0]
                     raise TracekitError(
-                        f"{path}: simulation sim_id={clip(sim_id)} already has a {kind} run in the store, run {other} "
+                        f"{shown(path)}: simulation sim_id={clip(sim_id)} already has a {kind} run in the store, run {other} "
                         f"({n_other:,} rows; this trace has {result.n_events:,}): a different trace of one simulation "
                         "(a cut-off or re-run copy?) would count twice as a replication; remove one "
                         f"(tracekit rm {other}), or ingest this one with another --label sim_id=..."
@@ -818,15 +818,15 @@ def ingest_file(
             added = store.commit(staging, run_id)
         if not added:
             result.status = "duplicate"
-            result.message = f"{path}: already in the store as run {run_id} (same content)"
+            result.message = f"{shown(path)}: already in the store as run {run_id} (same content)"
             changed = _relabel(store, run_id, labels or {}, flow_labels or {})
             if changed:
                 result.message += f"; labels updated: {', '.join(changed)}"
     except StoreWriteError as e:
-        raise StoreWriteError(f"{path}: not ingested: {e}") from None
+        raise StoreWriteError(f"{shown(path)}: not ingested: {e}") from None
     except OSError as e:
         # the input's read errors are TracekitErrors already (sources.py): this is the store
-        raise StoreWriteError(f"{path}: not ingested: {store_write_error(store.root, _as_os_error(e))}") from None
+        raise StoreWriteError(f"{shown(path)}: not ingested: {store_write_error(store.root, _as_os_error(e))}") from None
     finally:
         reader_stopped = chunks.close()     # the read-ahead thread stops before the file is closed
         parses.close()

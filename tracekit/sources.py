@@ -13,14 +13,18 @@ import bz2
 import errno
 import gzip
 import hashlib
+import io
 import lzma
 import os
+import select
+import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Protocol
 
 from . import hashahead
-from .errors import TracekitError, UnsupportedTraceError
+from .errors import TracekitError, UnsupportedTraceError, shown
 from .magic import ARCHIVES, COMPRESSIONS, HEAD_BYTES
 from .parsers import load_fast
 
@@ -90,6 +94,104 @@ class _ZstdFrames:
         pass                          # the raw file is closed by TraceSource
 
 
+# how long a named pipe is waited for its writer (`mkfifo f; tracekit ingest f` with the writer
+# started next), unless TRACEKIT_PIPE_WAIT_S says otherwise; the wait ends as soon as one opens it
+PIPE_WAIT_S = 60.0
+_NOT_FILES = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _open_input(p: Path) -> io.BufferedReader:
+    """`p` open for reading: a regular file, or a pipe read as a stream. The open itself never
+    waits (O_NONBLOCK): a named pipe that nobody opens for writing within the pipe wait is
+    refused in one line instead of blocking for ever; devices and sockets are refused at once
+    (a terminal, /dev/zero: nothing that ends as a trace file does)."""
+    try:
+        st = os.stat(p)
+    except OSError as e:
+        raise TracekitError(f"{shown(p)}: cannot open: {e.strerror or e}") from None
+    for test, what in _NOT_FILES:
+        if test(st.st_mode):
+            raise TracekitError(f"{shown(p)}: is {what}, not a trace file (a regular file or a pipe)")
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except PermissionError:
+        raise TracekitError(f"{shown(p)}: permission denied (cannot read the file)") from None
+    except OSError as e:
+        raise TracekitError(f"{shown(p)}: cannot open: {e.strerror or e}") from None
+    try:
+        first = _wait_for_writer(fd, p) if stat.S_ISFIFO(os.fstat(fd).st_mode) and not _anonymous_pipe(fd) else b""
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    if first:
+        return io.BufferedReader(_Prefixed(fd, first))
+    return open(fd, "rb")
+
+
+def _anonymous_pipe(fd: int) -> bool:
+    """Whether `fd` is a pipe without a name (`<(zcat x.gz)`, /dev/stdin of `zcat x.gz |`):
+    its writer was there when it was made, so that no writer now means its end."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+    except OSError:
+        return False
+
+
+def _wait_for_writer(fd: int, p: Path) -> bytes:
+    """Wait until a writer has opened the named pipe open as `fd` (non-blocking); returns
+    what was read meanwhile. A read returns EAGAIN once a writer holds the pipe, data once it
+    wrote, and nothing while nobody holds it."""
+    try:
+        wait_s = float(os.environ.get("TRACEKIT_PIPE_WAIT_S") or PIPE_WAIT_S)
+    except ValueError:
+        wait_s = PIPE_WAIT_S
+    deadline = time.monotonic() + wait_s
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while True:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return b""                  # a writer holds it and has written nothing yet
+        if data:
+            return data
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TracekitError(f"{shown(p)}: a named pipe that nobody opened for writing within {wait_s:g} s "
+                                "(start its writer first, or set TRACEKIT_PIPE_WAIT_S)")
+        # woken by data or by a writer's close, or after a tenth of a second to look again for
+        # a writer that has opened the pipe without writing yet (poll does not tell that)
+        if any(ev & select.POLLHUP for _, ev in poller.poll(min(left, 0.1) * 1000)):
+            return os.read(fd, 1 << 16)     # a writer came and went: what it wrote, or the end
+
+
+class _Prefixed(io.RawIOBase):
+    """A pipe's descriptor whose first bytes were already read: those, then the rest."""
+
+    def __init__(self, fd: int, first: bytes):
+        self._fd, self._first = fd, first
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+        if self._first:
+            n = min(len(b), len(self._first))
+            b[:n] = self._first[:n]
+            self._first = self._first[n:]
+            return n
+        return os.readv(self._fd, [b])
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._fd)
+        super().close()
+
+
 @dataclass
 class TraceSource:
     """One input file. Iterate `chunks()` once; afterwards `sha256`, `size_bytes`,
@@ -116,17 +218,12 @@ class TraceSource:
                     os.stat(p)
                 except OSError as e:
                     if e.errno == errno.ELOOP:
-                        raise TracekitError(f"{p}: a symbolic link loop (too many levels of symbolic links)") from None
-                raise TracekitError(f"{p}: a symbolic link to a file that does not exist")
-            raise TracekitError(f"{p}: no such file")
+                        raise TracekitError(f"{shown(p)}: a symbolic link loop (too many levels of symbolic links)") from None
+                raise TracekitError(f"{shown(p)}: a symbolic link to a file that does not exist")
+            raise TracekitError(f"{shown(p)}: no such file")
         if p.is_dir():
-            raise TracekitError(f"{p}: is a directory")
-        try:
-            raw = open(p, "rb")
-        except PermissionError:
-            raise TracekitError(f"{p}: permission denied (cannot read the file)") from None
-        except OSError as e:
-            raise TracekitError(f"{p}: cannot open: {e.strerror or e}") from None
+            raise TracekitError(f"{shown(p)}: is a directory")
+        raw = _open_input(p)
         if raw.seekable():
             head = raw.read(HEAD_BYTES)
             raw.seek(0)
@@ -136,7 +233,7 @@ class TraceSource:
         for magic, what in ARCHIVES:
             if head.startswith(magic):
                 raw.close()
-                raise UnsupportedTraceError(f"{p}: is {what}; extract the trace first")
+                raise UnsupportedTraceError(f"{shown(p)}: is {what}; extract the trace first")
         for magic, name in COMPRESSIONS:
             if head.startswith(magic):
                 src.compression = name
@@ -194,13 +291,13 @@ class TraceSource:
             self.truncated_stream = True
             return b""
         except (OSError, lzma.LZMAError, ValueError) as e:
-            raise TracekitError(f"{self.path}: corrupt {self.compression} data: {e}") from None
+            raise TracekitError(f"{shown(self.path)}: corrupt {self.compression} data: {e}") from None
         except Exception as e:  # zstandard.ZstdError and friends
             if type(e).__name__ == "ZstdError":
                 if "incomplete" in str(e) or "premature" in str(e):
                     self.truncated_stream = True
                     return b""
-                raise TracekitError(f"{self.path}: corrupt zstd data: {e}") from None
+                raise TracekitError(f"{shown(self.path)}: corrupt zstd data: {e}") from None
             raise
 
     def peek(self, n: int = PEEK_BYTES) -> bytes:
@@ -237,7 +334,7 @@ class TraceSource:
             if cut < 0:
                 carry = carry + block if carry else block
                 if len(carry) > 16 * chunk_bytes:
-                    raise TracekitError(f"{self.path}:{line_no}: line longer than {len(carry)} bytes; not a text trace")
+                    raise TracekitError(f"{shown(self.path)}:{line_no}: line longer than {len(carry)} bytes; not a text trace")
                 continue
             # one copy of the chunk (carry + block, then a slice, made two fresh 8 MiB objects:
             # 10 ms a chunk, more than its sha256)
@@ -261,7 +358,7 @@ class TraceSource:
         try:
             return hashahead.sha256_of_prefix(fd, self.size_bytes)
         except OSError:
-            raise TracekitError(f"{self.path}: changed while it was read (now shorter than the "
+            raise TracekitError(f"{shown(self.path)}: changed while it was read (now shorter than the "
                                 f"{self.size_bytes} bytes read); ingest it again once it is complete") from None
 
     def close(self) -> None:

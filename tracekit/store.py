@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .damage import Scan, check_run, scan_runs
-from .errors import StoreWriteError, TracekitError, clip, clip_repr
+from .errors import StoreWriteError, TracekitError, clip, clip_repr, shown
 from .columns import SCHEMA_VERSION
 
 STORE_FILE = "tracekit-store.json"
@@ -67,7 +67,7 @@ def store_write_error(root: Path, e: OSError) -> StoreWriteError:
         errno.EACCES: "permission denied",
         errno.EPERM: "permission denied",
     }.get(e.errno or 0, e.strerror or str(e))
-    return StoreWriteError(f"{root}: cannot write to the store: {what}")
+    return StoreWriteError(f"{shown(root)}: cannot write to the store: {what}")
 
 
 def default_data_dir() -> Path:
@@ -548,7 +548,13 @@ def _lock_new_file(path: Path) -> int:
         except FileNotFoundError:
             same = False
         if same:
-            os.write(fd, _owner_record())
+            try:
+                os.write(fd, _owner_record())
+            except BaseException:
+                # a full disk refuses the record: a lock file left empty would be judged by
+                # its lease alone, and kept for LEASE_S by every later ingest
+                _release(path, fd)
+                raise
             return fd
         os.close(fd)
 

@@ -24,6 +24,17 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+def seed_number(label: str | None) -> int | None:
+    """The runs' seed column for a seed label: the label read as an integer when it is one
+    of the column's int64 range, else None (the label keeps the text)."""
+    digits = (label or "").removeprefix("-")
+    # the length first: int() of thousands of digits raises (sys.get_int_max_str_digits)
+    if not digits.isascii() or not digits.isdigit() or len(digits.lstrip("0")) > 19:
+        return None
+    value = int(label)  # type: ignore[arg-type]
+    return value if -(2 ** 63) <= value < 2 ** 63 else None
+
+
 def sim_id_of(scenario_id: str, params: dict[str, Any], seed: int) -> str:
     """The id of one simulation: a hash of the scenario, its resolved parameters (formatted
     as on the ns command line) and the seed. The same from a SimSpec before a run and from
@@ -64,7 +75,7 @@ def labels_from_meta(meta: dict) -> tuple[dict[str, str], dict[int, str]]:
     if "scenario" in meta and "seed" in meta and isinstance(meta.get("params"), dict):
         try:
             labels["sim_id"] = sim_id_of(str(meta["scenario"]), meta["params"], int(meta["seed"]))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):     # OverflowError: a seed of 1e400 (inf)
             pass
     for fid, name in (meta.get("flows") or {}).items():
         try:

@@ -137,7 +137,13 @@ def is_num(s: str) -> bool:
 
 
 def is_int(s: str, bits: int = 32) -> bool:
-    return bool(_INT.match(s)) and -(2 ** (bits - 1)) <= int(s) < 2 ** (bits - 1)
+    if not _INT.match(s):
+        return False
+    # more digits than 2 ** bits has are out of range, and int() refuses a string of
+    # thousands of digits (sys.get_int_max_str_digits) with a ValueError
+    if len(s.lstrip("+-").lstrip("0")) > bits // 3 + 1:
+        return False
+    return -(2 ** (bits - 1)) <= int(s) < 2 ** (bits - 1)
 
 
 def is_digits(s: str) -> bool:
@@ -235,22 +241,39 @@ BAD_TEXT_LINE = b"?not-utf-8?"
 
 
 def text_lines_only(data: bytes) -> bytes:
-    """`data` with every line that is not UTF-8 replaced by BAD_TEXT_LINE, a line no parser
-    accepts: polars refuses the whole chunk otherwise, and the line count must not change."""
-    if data.isascii():
-        return data
-    try:
-        data.decode("utf-8")
-        return data
-    except UnicodeDecodeError:
-        pass
+    """`data` with every line that is not UTF-8 text replaced by BAD_TEXT_LINE, a line no
+    parser accepts: polars refuses the whole chunk otherwise, and the line count must not
+    change. A line with a NUL byte in it is not text either (polars would read the NUL into
+    a string field): that line is bad, the others are read."""
+    nul = b"\x00" in data
+    if not nul:
+        if data.isascii():
+            return data
+        try:
+            data.decode("utf-8")
+            return data
+        except UnicodeDecodeError:
+            pass
     lines = data.split(b"\n")
     for i, line in enumerate(lines):
+        if nul and b"\x00" in line:
+            lines[i] = BAD_TEXT_LINE
+            continue
         try:
             line.decode("utf-8")
         except UnicodeDecodeError:
             lines[i] = BAD_TEXT_LINE
     return b"\n".join(lines)
+
+
+def binary_line(line: str) -> str | None:
+    """Why a line as `lines_at` shows it is not text (bytes that are not UTF-8, a NUL byte),
+    or None: said before any format's own `explain`, which would judge its fields."""
+    if "\x00" in line:
+        return "a NUL byte in the line (binary data in the trace?)"
+    if "\ufffd" in line:
+        return "not UTF-8 text (binary data in the trace?)"
+    return None
 
 
 def read_fields(data: bytes, schema: dict) -> pl.DataFrame:
@@ -346,7 +369,7 @@ def parse_text(text: str, kind: str = "wired", path: str = "<text>") -> dict[str
     if res.bad_offsets:
         off = res.bad_offsets[0]
         line = lines_at(data, [off])[off]
-        raise TraceLineError(path, off + 1, parser.explain(line), line)
+        raise TraceLineError(path, off + 1, binary_line(line) or parser.explain(line), line)
     return {name: as_polars(frame) for name, frame in res.tables.items()}
 
 

@@ -39,7 +39,7 @@ import pyarrow as pa
 from ._lazy import polars as pl      # imported on first use (the wired fast path needs none)
 
 from ..errors import TracekitError, clip_repr
-from . import (ANNOTATIONS, ParsedChunk, Parser, TraceFormat, as_polars, register)
+from . import (ANNOTATIONS, ParsedChunk, Parser, TraceFormat, as_polars, is_int, register)
 from .wired import EVENTS, WIRED_EVENTS, WiredParser
 from .wireless import WIRELESS_ENERGY, WIRELESS_EVENTS, WIRELESS_LOGS, WIRELESS_MOVEMENTS, WirelessParser
 
@@ -98,6 +98,8 @@ def claims(line: str) -> bool:
     rx = _NEW_IP if len(t) > 1 and t[1] == "-t" else _OLD_IP
     for m in rx.finditer(line):
         for g in m.groups():
+            if not is_int(g):       # not an int32 address (and int() of thousands of digits raises)
+                continue
             v = int(g)
             if v >= 1 << LEVEL_SHIFTS[0] and v != IP_BROADCAST:
                 return True
