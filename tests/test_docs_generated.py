@@ -54,7 +54,8 @@ def test_check_passes_on_the_committed_docs():
 def test_every_block_is_used_and_its_source_exists():
     outcome = gen.run(ROOT, check=True)
     assert outcome.errors == []
-    assert {b.name for b in outcome.blocks} == set(gen.BLOCKS)
+    assert {b.name for b in outcome.blocks} == set(gen.BLOCKS), \
+        "a block of scripts/gen_docs.py that no page holds: move it to README.md or docs/*.md, or drop it"
     for block in [*gen.BLOCKS.values(), *gen.PAGES.values()]:
         assert list(ROOT.glob(block.source)), f"{block.source} is missing"
 
@@ -155,3 +156,19 @@ def test_a_missing_source_or_marker_is_an_error(tmp_path):
     readme.write_text(readme.read_text().replace("<!-- end generated: sql-startup -->", ""))
     with pytest.raises(gen.DocsError, match="without its"):
         gen.run(root, check=True)
+
+
+def test_a_block_moved_to_a_docs_page_is_checked_there(tmp_path):
+    root = _copy(tmp_path)
+    readme, page = root / "README.md", root / "docs" / "contract-wireless.md"
+    text = readme.read_text()
+    start = text.index("<!-- generated: sql-startup")
+    end = text.index("<!-- end generated: sql-startup -->") + len("<!-- end generated: sql-startup -->")
+    block = text[start:end]
+    readme.write_text(text[:start] + text[end:])
+    page.write_text(page.read_text() + "\nStart-up: " + re.sub(r"took [\d.]+ (m?s)", r"took 99 \1", block) + ".\n")
+    outcome = gen.run(root, check=True)
+    assert [b.path for b in outcome.blocks if b.name == "sql-startup"] == ["docs/contract-wireless.md"]
+    assert len(outcome.stale) == 1 and outcome.stale[0].startswith("docs/contract-wireless.md:")
+    gen.run(root, check=False)
+    assert block in page.read_text()
