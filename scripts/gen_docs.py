@@ -282,7 +282,11 @@ def run(root: Path, check: bool) -> Outcome:
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise DocsError(f"git {' '.join(args)} in {root}: {proc.stderr.strip() or f'exit {proc.returncode}'} "
+                        "(the data file records the commit it was made at)")
+    return proc.stdout.strip()
 
 
 def make_reproduction(root: Path, store: Path, jobs: int) -> None:

@@ -172,3 +172,16 @@ def test_a_block_moved_to_a_docs_page_is_checked_there(tmp_path):
     assert len(outcome.stale) == 1 and outcome.stale[0].startswith("docs/contract-wireless.md:")
     gen.run(root, check=False)
     assert block in page.read_text()
+
+
+def test_a_failed_reproduce_leaves_the_data_file_as_it_was(tmp_path):
+    """`--reproduce` on a store path that cannot be one: tracekit refuses it before any
+    simulation, and the committed data file is not touched."""
+    data = ROOT / gen.REPRODUCTION
+    before = data.read_bytes()
+    not_a_store = tmp_path / "a-file"
+    not_a_store.write_text("")
+    with pytest.raises(gen.DocsError, match="failed"):
+        gen.make_reproduction(ROOT, not_a_store, jobs=1)
+    assert data.read_bytes() == before
+    assert not data.with_suffix(".tmp").exists()
