@@ -1162,13 +1162,20 @@ def render_markdown(result: Result) -> str:
 
 def render_summary_markdown(results: Sequence[Result]) -> str:
     """One line per experiment: papers, paper values set beside ours, claims by status."""
+    return summary_markdown([r.as_dict() for r in results])
+
+
+def summary_markdown(results: Sequence[dict[str, Any]]) -> str:
+    """The summary table from results in their JSON form (Result.as_dict, as `tracekit
+    reproduce --all --format json` prints them), so that the README's summary can be made
+    from a saved file (scripts/gen_docs.py) by the same code as the command's."""
     out = ["| experiment | paper | runs | paper values | reproduced | not reproduced | untestable | paper implausible |",
            "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        c = r.counts()
-        n_rows = sum(1 for x in r.rows if x.stats is not None)
-        n_impl = sum(1 for x in r.rows if x.status == "paper implausible")
-        out.append(f"| {r.experiment}{' (quick)' if r.quick else ''} | {', '.join(p.id for p in r.papers) or '-'} "
-                   f"| {r.n_runs} | {n_rows} of {len(r.rows)}" + (f" ({n_impl} implausible)" if n_impl else "")
+        c = r["summary"]
+        n_rows = sum(1 for x in r["rows"] if x["ours"] is not None)
+        n_impl = sum(1 for x in r["rows"] if x["status"] == "paper implausible")
+        out.append(f"| {r['experiment']}{' (quick)' if r['quick'] else ''} | {r['paper'] or '-'} "
+                   f"| {r['n_runs']} | {n_rows} of {len(r['rows'])}" + (f" ({n_impl} implausible)" if n_impl else "")
                    + f" | {c['reproduced']} | {c['not reproduced']} | {c['untestable']} | {c['paper implausible']} |")
     return "\n".join(out)
