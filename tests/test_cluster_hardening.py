@@ -130,7 +130,7 @@ def test_a_cluster_of_unfit_workers_is_one_error_naming_each(tmp_path, scheduler
     errors = [ln for ln in p.stderr.splitlines() if ln.startswith("tracekit: error: ")]
     assert errors == [f"tracekit: error: no worker of the cluster can run the simulations: {names['no-ns']}: "
                       "ns-2 binary 'ns' not found on PATH; install ns-2.35 (Debian/Ubuntu: sudo apt-get install ns2) "
-                      "or pass ns_binary=/path/to/ns"], p.stderr
+                      "or give its path (tracekit's --ns PATH, ns_binary= in Python)"], p.stderr
     assert "Traceback" not in p.stderr
     assert _executed(address, names["no-ns"]) == 0
 
