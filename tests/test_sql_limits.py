@@ -3,8 +3,8 @@ store with the real DuckDB: the memory limit while DuckDB builds one huge value 
 rows are converted and written (csv, json and the table stream; the table holds only what it
 shows), the timeout inside one huge value (where DuckDB does not look for an interrupt), the
 threads at most the cores, and SIGTERM as `tracekit: error: terminated`, exit 143. Peak memory
-is the child's own (os.wait4), with wide margins; no test measures a duration (the
-subprocess's own timeout is only a guard against a hang)."""
+is the command's own (wait4 in a small launcher, _LAUNCHER), with wide margins; no test
+measures a duration (the subprocess's own timeout is only a guard against a hang)."""
 from __future__ import annotations
 
 import csv
@@ -42,12 +42,43 @@ class Ran:
         return self.stdout_path.read_text()
 
 
+# The command is started by a small interpreter that forks it and reads its rusage: a process
+# pytest starts itself takes pytest's own peak resident memory into its ru_maxrss (Linux keeps
+# the high-water mark of the memory it had before exec, and a child forked or vforked from
+# pytest had pytest's), so a large test session would be counted as the command's. Signals
+# to the launcher go on to the command; the launcher ends as the command did.
+_LAUNCHER = textwrap.dedent("""
+    import os, signal, sys
+    report, argv = sys.argv[1], sys.argv[2:]
+    pid = 0
+    for sig in (signal.SIGTERM, signal.SIGINT):      # before the fork: no signal is missed
+        signal.signal(sig, lambda s, f: pid and os.kill(pid, s))
+    pid = os.fork()
+    if pid == 0:
+        os.execvp(argv[0], argv)
+    while True:
+        try:
+            _, status, usage = os.wait4(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    with open(report, "w") as f:
+        f.write(str(usage.ru_maxrss))
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    sys.exit(os.waitstatus_to_exitcode(status))
+""")
+
+
 def run_measured(args, tmp_path: Path, env: dict | None = None, on_start=None) -> Ran:
     """Run one process to its end (killed after HANG_GUARD_S: the test then fails), stdout to
     a file; its exit code, stderr and peak resident memory (its own rusage, from wait4)."""
-    out_path = tmp_path / f"stdout-{time.monotonic_ns()}"
+    stamp = time.monotonic_ns()
+    out_path, report = tmp_path / f"stdout-{stamp}", tmp_path / f"maxrss-{stamp}"
     with open(out_path, "wb") as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([*TRACEKIT_CMD, *map(str, args)], stdout=out, stderr=err, env=env or _env())
+        p = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(report), *TRACEKIT_CMD, *map(str, args)],
+                             stdout=out, stderr=err, env=env or _env())
         killed = threading.Event()
 
         def kill():
@@ -58,14 +89,13 @@ def run_measured(args, tmp_path: Path, env: dict | None = None, on_start=None) -
         try:
             if on_start is not None:
                 on_start(p)
-            _, status, usage = os.wait4(p.pid, 0)
+            p.wait()
         finally:
             guard.cancel()
-        p.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         stderr = err.read().decode(errors="replace")
     assert not killed.is_set(), f"still running after {HANG_GUARD_S} s; stderr: {stderr[-2000:]}"
-    return Ran(p.returncode, out_path, stderr, usage.ru_maxrss * 1024)
+    return Ran(p.returncode, out_path, stderr, int(report.read_text()) * 1024)
 
 
 def one_error_line(r: Ran, text: str, code: int = 1) -> None:
