@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,17 @@ TRACEKIT_CMD = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "t
 for _var in ("COLUMNS", "LINES"):
     os.environ.pop(_var, None)
     os.unsetenv(_var)
+
+
+def until(ready, within_s: float) -> bool:
+    """Whether `ready()` became true within `within_s` (polled): a test waits on a state, with
+    a bound generous enough for a loaded machine, instead of sleeping."""
+    deadline = time.monotonic() + within_s
+    while not ready():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _run_ns(script: str, *args: str, cwd: Path) -> None:

@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from conftest import until  # noqa: E402
 from tracekit.query import connect  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -419,16 +419,6 @@ def test_sql_page_runs_read_only_queries(app, con, dash_store):
 LONG_QUERY = "SELECT count(*) AS n FROM range(1000000000000) WHERE random() < 0.5"
 
 
-def _until(ready, within_s: float) -> bool:
-    """Whether `ready()` became true within `within_s` (polled)."""
-    deadline = time.monotonic() + within_s
-    while not ready():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def _typed(at: AppTest, query: str, timeout_s: float | None = None) -> AppTest:
     at.text_area(key="sql-text").input(query)
     if timeout_s is not None:
@@ -464,12 +454,12 @@ def test_sql_page_long_query_times_out_without_holding_up_another_session(app):
         return [t for t in threading.enumerate() if t.name == "tracekit-query" and t.is_alive()]
 
     a, b = app("sql"), app("sql")
-    assert _until(lambda: not queries(), 60), "another test's query still runs"
+    assert until(lambda: not queries(), 60), "another test's query still runs"
     # A's timeout is far longer than B's whole run can take on a loaded machine, and B's
     # answer must come while A's query still runs: a state, not two clock readings
     t = threading.Thread(target=_typed, args=(a, LONG_QUERY, 30))
     t.start()
-    assert _until(lambda: len(queries()) == 1, 120), "A's query never started"
+    assert until(lambda: len(queries()) == 1, 120), "A's query never started"
     [a_query] = queries()
     _typed(b, "SELECT 42 AS answer")
     assert frame(b, "answer")["answer"].tolist() == [42]
@@ -492,13 +482,13 @@ def test_sql_page_query_stops_with_its_script_run(app):
     def queries() -> list[threading.Thread]:
         return [t for t in threading.enumerate() if t.name == "tracekit-query" and t.is_alive()]
 
-    assert _until(lambda: not queries(), 60), "another test's query still runs"
+    assert until(lambda: not queries(), 60), "another test's query still runs"
     at = app("sql")
     at.text_area(key="sql-text").input(LONG_QUERY)
     at.number_input(key="sql-timeout").set_value(0)           # no timeout of its own
     with pytest.raises(RuntimeError, match="timed out"):
         at.button[0].click().run(timeout=8)
-    assert _until(lambda: not queries(), 120), "the query runs on after its script run stopped"
+    assert until(lambda: not queries(), 120), "the query runs on after its script run stopped"
     # (Cancel's click is such a rerun; AppTest cannot click while a run is going on)
     _typed(at, "SELECT 1 AS one")
     assert frame(at, "one")["one"].tolist() == [1]

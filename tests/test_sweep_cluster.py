@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import alive, children_of, ns_failing_for_seed_2
+from conftest import alive, children_of, ns_failing_for_seed_2, until
 
 pytest.importorskip("distributed", reason="the cluster extra (dask[distributed]) is not installed")
 
@@ -104,15 +104,6 @@ def dask_cluster(tmp_path):
 
 
 @pytest.mark.slow
-def _until(ready, within_s: float) -> bool:
-    deadline = time.monotonic() + within_s
-    while not ready():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def test_sweep_on_a_cluster_survives_a_dead_worker_and_a_dead_client(tmp_path, dask_cluster):
     address, (w1, w2) = dask_cluster
     data = tmp_path / "store"
@@ -134,7 +125,7 @@ def test_sweep_on_a_cluster_survives_a_dead_worker_and_a_dead_client(tmp_path, d
         time.sleep(0.01)
     w1.send_signal(signal.SIGKILL)
     w1.wait()
-    assert _until(lambda: not any(alive(p) for p in ns), 120), "the dead worker's ns-2 runs on"
+    assert until(lambda: not any(alive(p) for p in ns), 120), "the dead worker's ns-2 runs on"
 
     # 2. kill the client once the three simulations the stand-in lets through have landed
     # (four runs, one killed with worker 1); the one it holds is lost with the client
