@@ -378,16 +378,21 @@ def _can_mount() -> bool:
 CAN_MOUNT = _can_mount()
 
 
-@pytest.fixture
-def small_fs(tmp_path):
-    """A 1 MiB tmpfs (root only)."""
+def mounted_tmpfs(tmp_path: Path, size: str):
+    """A tmpfs of `size` at tmp_path/mnt (root only), unmounted at the end."""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], check=True)
     try:
         yield mnt
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 1 MiB tmpfs (root only)."""
+    yield from mounted_tmpfs(tmp_path, "1m")
 
 
 @pytest.mark.skipif(not CAN_MOUNT, reason="needs root to mount a small tmpfs (see the injected variant below)")

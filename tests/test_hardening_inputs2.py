@@ -20,7 +20,7 @@ from tracekit.parsers import parse_text, wired, wireless
 from tracekit.query import connect
 from tracekit.store import Store
 
-from test_hardening_ingest import CAN_MOUNT, TK, env, one_line_error, staging_left, tk, wired_line
+from test_hardening_ingest import CAN_MOUNT, TK, env, mounted_tmpfs, one_line_error, staging_left, tk, wired_line
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -434,13 +434,8 @@ def test_devices_and_sockets_are_refused_at_once(tmp_path):
 
 @pytest.fixture
 def tiny_fs(tmp_path):
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], check=True)
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+    """A 2 MiB tmpfs: room for a first run, then filled."""
+    yield from mounted_tmpfs(tmp_path, "2m")
 
 
 @pytest.mark.skipif(not CAN_MOUNT, reason="needs root to mount a small tmpfs")
