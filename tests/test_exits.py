@@ -1,8 +1,8 @@
 """The `tracekit` command ends without the interpreter's teardown once a command is done
 (tracekit.cli.entry_point -> tracekit.exits.exit_promptly), and still does what an exit must:
 the atexit functions (the SQL connection's temporary directory removed), stdout whole, the
-same exit status; where another thread is still working it exits as usual, waiting for it;
-tracekit.cli.main called in a process of the caller's still ends by SystemExit. Each in a
+same exit status; where another thread is still working it waits for it first, as the usual
+exit does, and still skips the teardown; tracekit.cli.main called in a process of the caller's still ends by SystemExit. Each in a
 subprocess over a real store."""
 from __future__ import annotations
 
