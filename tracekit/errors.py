@@ -33,13 +33,15 @@ def clip_repr(value: object, limit: int = QUOTE_CHARS) -> str:
 _LINE_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
+def escape_chars(text: str, chars: re.Pattern[str] = _LINE_BREAKING) -> str:
+    """`text` with each character `chars` matches written as its Python escape (`\\n`, `\\x1b`)."""
+    return chars.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def shown(path: object) -> str:
     """A file name as a message shows it: its control characters escaped as Python writes
     them (a newline as \\n), so that a name with a newline in it keeps the message one line."""
-    text = str(path)
-    if not _LINE_BREAKING.search(text):
-        return text
-    return _LINE_BREAKING.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return escape_chars(str(path))
 
 
 class TracekitError(Exception):

@@ -21,7 +21,7 @@ import sys
 from datetime import date, datetime
 from typing import Any, Iterable, Sequence
 
-from .errors import TracekitError
+from .errors import TracekitError, escape_chars
 
 FORMATS = ("table", "csv", "json")
 TABLE_MAX_ROWS = 200
@@ -50,7 +50,7 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069
 def visible(text: str) -> str:
     """`text` with each control character written as its Python escape (`\\x1b`, `\\n`,
     `\\t`, `\\u202e`): for a terminal, which would act on it (or rich, which drops some)."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return escape_chars(text, _CONTROL)
 
 
 def console(out=None, **kw):
