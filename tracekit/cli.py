@@ -134,6 +134,17 @@ def handles_errors(fn):
     return wrapper
 
 
+def at_least_one(what: str):
+    """An option's callback refusing a count below 1 as a usage error: a check of its own,
+    not typer's min=, since a range makes typer coerce through pydantic, ~0.1 s of the
+    command's start (tracekit.cliparams)."""
+    def check(value: Optional[int]) -> Optional[int]:
+        if value is not None and value < 1:
+            raise typer.BadParameter(f"{value} is not a number of {what} (at least 1)")
+        return value
+    return check
+
+
 def _pairs(items: List[str], what: str) -> dict[str, str]:
     out = {}
     for it in items:
@@ -291,7 +302,7 @@ def sql(
     fmt: RowFormat = typer.Option(RowFormat.table, "--format", "-f", help="Output format. csv and json are written as the rows come; table shows the first 200 rows and refuses (use csv) when they hold more than 4 MiB of text."),
     timeout_s: Optional[float] = typer.Option(None, "--timeout", help="Stop the query, and the writing of its rows, after this many seconds; 0 = no limit [default: $TRACEKIT_SQL_TIMEOUT or 60].", metavar="S"),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="Memory limit for the query and the writing of its rows, e.g. 2GiB [default: $TRACEKIT_SQL_MEMORY_LIMIT or half the RAM].", metavar="SIZE"),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="DuckDB worker threads, at most the machine's cores (a larger number is lowered to that) [default: $TRACEKIT_SQL_THREADS or every core].", metavar="N"),
+    threads: Optional[int] = typer.Option(None, "--threads", callback=at_least_one("threads"), help="DuckDB worker threads, at most the machine's cores (a larger number is lowered to that) [default: $TRACEKIT_SQL_THREADS or every core].", metavar="N"),
 ) -> None:
     """Run a read-only SQL query with every tracekit view defined (runs, events, tcp_vars,
     queue_samples, annotations, red_vars, flow_labels and the metric views).
@@ -609,15 +620,7 @@ KeepOpt = typer.Option(True, "--keep-traces/--no-keep-traces", help="Keep the ra
 NsOpt = typer.Option("ns", "--ns", help="The ns-2 binary.", metavar="PATH")
 
 
-def _at_least_one(value: Optional[int]) -> Optional[int]:
-    # a check of its own, not typer's min=: a range makes typer coerce through pydantic,
-    # ~0.1 s of every sweep's start (tracekit.cliparams)
-    if value is not None and value < 1:
-        raise typer.BadParameter(f"{value} is not a number of simulations (at least 1)")
-    return value
-
-
-JobsOpt = typer.Option(None, "--jobs", "-j", callback=_at_least_one, help="Simulations at once, at least 1 [default: all cores].", metavar="N")
+JobsOpt = typer.Option(None, "--jobs", "-j", callback=at_least_one("simulations"), help="Simulations at once, at least 1 [default: all cores].", metavar="N")
 
 
 @app.command()
