@@ -214,3 +214,9 @@ def wild_traces(tmp_path_factory) -> dict[str, Path]:
     for name, p in out.items():
         assert p.stat().st_size > 0, f"ns wrote an empty {name}"
     return out
+
+
+# tests/test_golden.py: `pytest --update-golden` rewrites tests/golden/ from today's output
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite the golden files of tests/test_golden.py instead of comparing")
