@@ -35,6 +35,10 @@ from tracekit.catalogue import Metric, metrics as catalogue
 from tracekit.errors import TracekitError
 from tracekit.query import ENV_MEMORY, QueryRun, connect, sql_dir, sql_files
 from tracekit.store import Store, default_data_dir
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
+    import duckdb
 
 # Computed once per store state and shadowing the views of the same name (see docstring);
 # in dependency order.
@@ -366,7 +370,7 @@ class DashStore:
         tables = self._materialised_tables()
         key = ("user_query", query, max_rows)
 
-        def setup(con) -> None:
+        def setup(con: duckdb.DuckDBPyConnection) -> None:
             for name, table in tables.items():
                 con.register(name, table)
 

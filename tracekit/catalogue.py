@@ -15,6 +15,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from .errors import TracekitError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
+    import duckdb
 
 LEVELS = ("flow", "run")
 _KEYS = {"title", "unit", "higher_is_better", "min", "max", "level", "source", "description", "nullable"}
@@ -157,7 +161,7 @@ def view(name: str) -> View:
         raise TracekitError(f"unknown view {name!r}; known: {', '.join(views())}") from None
 
 
-def create_catalogue_table(con) -> None:
+def create_catalogue_table(con: duckdb.DuckDBPyConnection) -> None:
     """The catalogue as the table `metric_catalogue` on a DuckDB connection (queryable by
     users, and what run_metrics joins to pick and name its metrics)."""
     rows = [(m.name, m.title, m.unit, m.description, m.higher_is_better, m.level,

@@ -16,6 +16,11 @@ import typer
 from .cliparams import install as _plain_option_values
 from .errors import Terminated, TracekitError
 from .exits import describe, escaped, loaded_class, show_traceback as _debug
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB and rich are imported where they are used, not when this module is
+    import duckdb
+    import rich.progress
 
 # option values coerced without importing pydantic where typer's result is plain (start-up)
 _plain_option_values()
@@ -223,7 +228,7 @@ def ingest(
 class _StderrProgress:
     """A rich progress display on stderr when it is a terminal; messages print above it."""
 
-    progress = None
+    progress: rich.progress.Progress | None = None
 
     def print(self, msg):
         if self.progress is not None:
@@ -463,7 +468,7 @@ def metrics(
               "(or tracekit metrics --by LABEL)")
 
 
-def _print_comparisons(con, scenarios_sql: str, params: list, by: str, run_ids: list[str]) -> None:
+def _print_comparisons(con: duckdb.DuckDBPyConnection, scenarios_sql: str, params: list, by: str, run_ids: list[str]) -> None:
     """`tracekit metrics --by`: the verdicts on the catalogue's headline metrics, per scenario."""
     from .compare import compare
 

@@ -32,6 +32,10 @@ from typing import Any, Sequence
 from .catalogue import Metric, metric as catalogue_metric
 from .errors import TracekitError
 from .parsers import PACKET_KINDS_SQL
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
+    import duckdb
 
 ALPHA = 0.05
 # Variants whose only congestion signal is loss: on flows that lost nothing they run the
@@ -364,7 +368,7 @@ def natural_key(v) -> tuple:
         return (1, 0.0, str(v))
 
 
-def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughput_kbps",), *,
+def compare(con: duckdb.DuckDBPyConnection, scenario: str, factor: str, metrics: Sequence[str] = ("throughput_kbps",), *,
             per: Sequence[str] = (), where: Sequence[Filter] = (), run_ids: Sequence[str] | None = None,
             alpha: float = ALPHA) -> Comparison:
     """Per metric and combination of `per` values, the groups of `factor` among the
@@ -388,16 +392,16 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
     sel_runs = ("SELECT * FROM (SELECT c.run_id, c.scenario, c.seed, c.config, r.labels, r.trace_kind "
                 "FROM run_configs c JOIN runs r USING (run_id)) c "
                 f"WHERE c.trace_kind IN ({PACKET_KINDS_SQL}) AND {' AND '.join(run_conds)}")
-    n_runs = con.execute(f"SELECT count(*) FROM ({sel_runs})", params).fetchone()[0]
+    (n_runs,) = con.execute(f"SELECT count(*) FROM ({sel_runs})", params).fetchone() or (0,)
     if n_runs == 0:
-        known = con.execute("SELECT count(*) FROM run_configs WHERE scenario = ?", [scenario]).fetchone()[0]
+        (known,) = con.execute("SELECT count(*) FROM run_configs WHERE scenario = ?", [scenario]).fetchone() or (0,)
         raise TracekitError(f"no runs with a seed of scenario {scenario!r}"
                             + (" match the filters" if known else " in the store"))
     for k in (factor, *per):
         if k in ("name", *RUN_KEYS):
             continue
-        has = con.execute(f"SELECT count(*) FROM ({sel_runs}) s "
-                          f"WHERE map_extract_value(s.labels, {_lit(k)}) IS NOT NULL", params).fetchone()[0]
+        (has,) = con.execute(f"SELECT count(*) FROM ({sel_runs}) s "
+                          f"WHERE map_extract_value(s.labels, {_lit(k)}) IS NOT NULL", params).fetchone() or (0,)
         if not has:
             raise TracekitError(f"no selected run has the label {k!r}")
 
@@ -408,8 +412,8 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
     elif flow_filters:
         flow_cond, flow_text = " AND ".join(filter_condition(f) for f in flow_filters), " and ".join(map(str, flow_filters))
     else:
-        n_tcp = con.execute(f"SELECT count(*) FROM flow_stats f JOIN ({sel_runs}) s USING (run_id) "
-                            "WHERE f.ptype = 'tcp'", params).fetchone()[0]
+        (n_tcp,) = con.execute(f"SELECT count(*) FROM flow_stats f JOIN ({sel_runs}) s USING (run_id) "
+                            "WHERE f.ptype = 'tcp'", params).fetchone() or (0,)
         flow_cond, flow_text = ("f.ptype = 'tcp'", "the TCP flows (ptype=tcp)") if n_tcp else ("TRUE", "every flow")
     # level and per columns, over r (runs), c (run_configs) and f (flow_stats / run_metrics)
     cols = [factor, *per]
@@ -454,7 +458,7 @@ def compare(con, scenario: str, factor: str, metrics: Sequence[str] = ("throughp
         con.execute(f"DROP TABLE IF EXISTS {per_run}")
 
 
-def _compare_groups(con, scenario: str, factor: str, mets: tuple[Metric, ...], per: Sequence[str],
+def _compare_groups(con: duckdb.DuckDBPyConnection, scenario: str, factor: str, mets: tuple[Metric, ...], per: Sequence[str],
                     where: Sequence[Filter], flow_text: str, flow_cond: str, n_runs: int, cols: list[str],
                     keys: str, sel_list: str, sel_runs: str, params: list, per_run: str,
                     alpha: float) -> Comparison:

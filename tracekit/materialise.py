@@ -23,6 +23,10 @@ from .parsers import FORMATS
 from .store import Store
 from .sqlfiles import (RAW_VIEWS, _quote, _raw_view_sql, computed_view_sql, definition_hash, fact_part_name, needed_names,
                        sql_files)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
+    import duckdb
 
 # DuckDB's threads for the step: both cores of the machines tracekit is measured on, at most
 THREADS = min(2, os.cpu_count() or 1)
@@ -413,7 +417,7 @@ class _Connection:
     empty (cheap binds; each run points them at its files), the computed facts empty
     (nothing is stored yet), then the sql/ files they use."""
 
-    def __init__(self, con, files):
+    def __init__(self, con: duckdb.DuckDBPyConnection, files):
         self.con = con
         self.key: tuple = ()                  # the definitions' hashes (_Kept)
         self.raw: dict[str, str] = {}         # raw_* view -> the SQL it was last defined by

@@ -43,6 +43,10 @@ from .catalogue import Metric, metric as catalogue_metric
 from .compare import ALPHA, Comparison, Filter, Group, Verdict, compare, filter_condition, fmt_value, natural_key
 from .errors import TracekitError
 from .parsers import PACKET_KINDS_SQL
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
+    import duckdb
 
 # the metrics a report compares when none are named, by kind of run
 WIRED_METRICS = ("throughput_kbps", "mean_delay_ms", "p95_delay_ms", "drop_rate", "jain_index")
@@ -189,7 +193,7 @@ class RunRow:
     tracekit_version: str | None
 
 
-def selected_runs(con, where: Sequence[Filter], run_ids: Sequence[str] | None = None) -> list[RunRow]:
+def selected_runs(con: duckdb.DuckDBPyConnection, where: Sequence[Filter], run_ids: Sequence[str] | None = None) -> list[RunRow]:
     """The runs with a seed (one per simulation) of the packet-trace kinds that pass the run
     filters of `where` (and are among run_ids, when given)."""
     conds = [filter_condition(f) for f in where if not f.is_flow]
@@ -365,7 +369,7 @@ def _metrics_for(kind: str, metrics: Sequence[str], experiment: str | None) -> l
     return base
 
 
-def _section(con, scenario: str, runs: list[RunRow], where: Sequence[Filter], metrics: Sequence[str],
+def _section(con: duckdb.DuckDBPyConnection, scenario: str, runs: list[RunRow], where: Sequence[Filter], metrics: Sequence[str],
              by: str | None, experiment: str | None, say: Progress, several: bool = False) -> Section:
     """One scenario's part of the report. several: the selection spans several scenarios (a
     --by label one of them lacks is then a note there, not an error)."""
@@ -490,7 +494,7 @@ def _per_text(per: Sequence[tuple[str, str]]) -> str:
     return ", ".join(f"{k}={v}" for k, v in per)
 
 
-def _figures(con, sec: Section, runs: list[RunRow], where: Sequence[Filter]) -> None:
+def _figures(con: duckdb.DuckDBPyConnection, sec: Section, runs: list[RunRow], where: Sequence[Filter]) -> None:
     import plotly.graph_objects as go
 
     comp, cond = sec.comparison, sec.conditions
@@ -640,17 +644,17 @@ def _undefined_why(name: str) -> str:
     return UNDEFINED_WHY.get(name, "")
 
 
-def _flow_condition(con, where: Sequence[Filter], run_ids: list[str]) -> tuple[str, str]:
+def _flow_condition(con: duckdb.DuckDBPyConnection, where: Sequence[Filter], run_ids: list[str]) -> tuple[str, str]:
     """(SQL over all_flows f, words): the flows compare selects, by the same rule (the flow
     filters, else the TCP flows when there are any, else every flow)."""
     flt = [f for f in where if f.is_flow]
     if flt:
         return " AND ".join(filter_condition(f) for f in flt), " and ".join(map(str, flt))
-    n_tcp = con.execute("SELECT count(*) FROM all_flows WHERE ptype = 'tcp' AND list_contains(?, run_id)", [run_ids]).fetchone()[0]
+    (n_tcp,) = con.execute("SELECT count(*) FROM all_flows WHERE ptype = 'tcp' AND list_contains(?, run_id)", [run_ids]).fetchone() or (0,)
     return ("f.ptype = 'tcp'", "the TCP flows (ptype=tcp)") if n_tcp else ("TRUE", "every flow")
 
 
-def delay_quantiles(con, runs: list[RunRow], keys: Sequence[str], where: Sequence[Filter],
+def delay_quantiles(con: duckdb.DuckDBPyConnection, runs: list[RunRow], keys: Sequence[str], where: Sequence[Filter],
                     n_points: int = CDF_QUANTILES) -> dict[tuple, tuple[list[float], int, int]]:
     """Per combination of the labels `keys`: the quantiles (at 0, 1/n, ..., 1) of the one-way
     delay in ms of every delivered data packet of the selected flows, runs pooled; with the
@@ -682,7 +686,7 @@ def delay_quantiles(con, runs: list[RunRow], keys: Sequence[str], where: Sequenc
             for r in res if r[len(keys)] is not None}
 
 
-def _delay_cdfs(con, sec: Section, runs: list[RunRow], where: Sequence[Filter], colours: dict[str, str], cond_head: str) -> None:
+def _delay_cdfs(con: duckdb.DuckDBPyConnection, sec: Section, runs: list[RunRow], where: Sequence[Filter], colours: dict[str, str], cond_head: str) -> None:
     import plotly.graph_objects as go
 
     keys = [sec.factor, *sec.per]

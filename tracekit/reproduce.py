@@ -34,6 +34,10 @@ from .catalogue import Metric, metric as catalogue_metric, metrics as catalogued
 from .compare import ALPHA, Filter, fmt_p, fmt_value, t_two_sided_p, welch
 from .errors import TracekitError
 from .experiments import EXPERIMENTS, SCENARIOS, format_value, resolve_params
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
+    import duckdb
 
 PAPERS_DIR = Path(__file__).parent / "experiments" / "papers"
 STATUSES = ("reproduced", "not reproduced", "untestable", "paper implausible")
@@ -507,7 +511,7 @@ class Value:
     flow: tuple | None = None                # the flow key, for counting flows
 
 
-def run_values(con, run_ids: Sequence[str], metrics: Sequence[str]) -> list[Value]:
+def run_values(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], metrics: Sequence[str]) -> list[Value]:
     """The values of `metrics` in the given runs: one per run and flow (flow-level metrics)
     or per run (run-level), from run_metrics, with the run's labels and the flow's ptype."""
     if not run_ids or not metrics:
@@ -990,7 +994,7 @@ def evaluate_row(table: Table, row: Row, values: list[Value], quick: bool, paper
     return RowResult(table, row, st, n_match, status, bound, "; ".join(notes) or None)
 
 
-def experiment_run_ids(con, experiment: str, quick: bool) -> tuple[list[str], int]:
+def experiment_run_ids(con: duckdb.DuckDBPyConnection, experiment: str, quick: bool) -> tuple[list[str], int]:
     """(run_ids of the experiment's simulations in the store, simulations planned)."""
     from .experiments.sweep import plan_experiment
     from .parsers import PACKET_KINDS_SQL
@@ -1002,7 +1006,7 @@ def experiment_run_ids(con, experiment: str, quick: bool) -> tuple[list[str], in
     return run_ids, len(specs)
 
 
-def evaluate(con, experiment: str, quick: bool = False, papers: dict[str, Paper] | None = None,
+def evaluate(con: duckdb.DuckDBPyConnection, experiment: str, quick: bool = False, papers: dict[str, Paper] | None = None,
              run_ids: Sequence[str] | None = None, data_dir: str | Path | None = None) -> Result:
     """Every table row and claim of every paper that names `experiment`, set beside the
     experiment's runs in the store (those of its quick version with quick; or exactly

@@ -22,6 +22,10 @@ from ..store import Store
 from ..tracemeta import format_value, sim_id_of
 from .runner import NS_STARTED, NsNotFoundError, ScenarioRunError, find_ns, kill_children, run_scenario_traces
 from .scenarios import EXPERIMENTS, experiment_runs, resolve_params
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
+    import duckdb
 
 # ingest order: the packet trace last (see module docstring)
 _INGEST_ORDER = ("cwnd.tr", "queue.tr", "packets.tr")
@@ -454,7 +458,7 @@ def run_sims(
     return results
 
 
-def experiment_comparison(con, name: str, seeds: list[int] | None = None, quick: bool = False):
+def experiment_comparison(con: duckdb.DuckDBPyConnection, name: str, seeds: list[int] | None = None, quick: bool = False):
     """The comparison an experiment declares (its `compare` table: factor, per, the paper's
     metrics, flow filters), over the packet-trace runs of exactly its simulations (by sim_id,
     so other runs of the same scenario in the store are left out). Returns compare.Comparison."""

@@ -20,6 +20,10 @@ from typing import Any
 
 from .catalogue import UNIT_DIMENSION, Catalogue, Mistake, load
 from .variants import GROUP_DIMENSION, Variants, compute
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
+    import duckdb
 
 # the runs the page is computed from (the tests use the same ones): scenario, parameters, seed
 WIRED_RUN: tuple[str, dict[str, Any], int] = ("cbr-variants", {"duration": 2.0}, 1)
@@ -38,7 +42,7 @@ class Run:
     excerpts: dict[str, list[int]]      # mistake -> [right line_no, wrong line_no] (1-based)
 
 
-def _excerpt(con, cat: Catalogue, m: Mistake, flow_no: int) -> list[int]:
+def _excerpt(con: duckdb.DuckDBPyConnection, cat: Catalogue, m: Mistake, flow_no: int) -> list[int]:
     if m.dimension == GROUP_DIMENSION:      # a line of each of two flows the group mixes
         rows = con.execute("SELECT min(l.line_no) FROM explain_lines l JOIN explain_groups g "
                            "ON list_contains(g.members, l.flow_no) WHERE g.flow_no = $flow AND l.is_data "

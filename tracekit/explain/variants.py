@@ -16,6 +16,10 @@ from typing import Any
 
 from .catalogue import Catalogue, Family, Mistake, load
 from .numbers import Printed
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
+    import duckdb
 
 REL_TOL = 1e-3          # 0.1 %
 GROUP_DIMENSION = "flows"   # the mistake of this dimension is made by reading a group of flows
@@ -64,7 +68,7 @@ class Variants:
         return None
 
 
-def compute(con, catalogue: Catalogue | None = None) -> Variants:
+def compute(con: duckdb.DuckDBPyConnection, catalogue: Catalogue | None = None) -> Variants:
     """Build the catalogue's tables on `con` and compute every family's variants."""
     cat = catalogue or load()
     con.execute(cat.base)
