@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Every check CI runs, in order, stopping at the first that fails (non-zero exit):
-#   ruff (pyflakes, pycodestyle errors, bugbear), mypy on tracekit/, the import contracts of
-#   the layers (import-linter), then pytest. Configuration: pyproject.toml.
+# Every check CI runs, in order, stopping at the first that fails (non-zero exit, naming it):
+#   ruff (pyflakes, pycodestyle errors, bugbear), mypy (tracekit/, tests/, dashboards/,
+#   scripts/, benchmarks/), the import contracts of the layers (import-linter), the generated
+#   docs up to date (scripts/gen_docs.py --check), the docs site (mkdocs build --strict, where
+#   mkdocs.yml exists), then pytest. Configuration: pyproject.toml.
 # Usage: scripts/check.sh [--fast] [PYTEST ARGS...]
 #   --fast   skip the tests marked slow (pytest -m "not slow"): the quick loop while editing
 # Expects .venv from `scripts/setup.sh --test` (scripts/test.sh runs both).
@@ -26,13 +28,21 @@ for tool in ruff mypy lint-imports python; do
   [ -x "$BIN/$tool" ] || { echo "check: $BIN/$tool is missing; run scripts/setup.sh --test" >&2; exit 1; }
 done
 step "ruff check" "$BIN/ruff" check --quiet .
-step "mypy tracekit" "$BIN/mypy"
+step "mypy (files: pyproject.toml)" "$BIN/mypy"
 contracts() {   # lint-imports prints a banner: show its report only when a contract is broken
   local out
   out=$("$BIN/lint-imports" --no-cache 2>&1) || { printf '%s\n' "$out"; return 1; }
   printf '%s\n' "$out" | grep -E '^Contracts:'
 }
 step "import contracts (lint-imports)" contracts
+step "generated docs (scripts/gen_docs.py --check)" "$BIN/python" scripts/gen_docs.py --check
+if [ -f mkdocs.yml ]; then
+  [ -x "$BIN/mkdocs" ] || { echo "[check] FAILED: docs site: $BIN/mkdocs is missing; run scripts/setup.sh --test" >&2; exit 1; }
+  # into a temporary directory: the check leaves no site/ behind
+  site=$(mktemp -d) || exit 1
+  trap 'rm -rf "$site"' EXIT
+  step "docs site (mkdocs build --strict)" "$BIN/mkdocs" build --strict --quiet --site-dir "$site"
+fi
 fast_path() {   # which parsers this checkout runs: the wired and wireless C fast paths
   "$BIN/python" -c 'from tracekit.parsers import wired, wireless; print("built" if wired._fast and wireless._fast else "not built")'
 }
