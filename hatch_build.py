@@ -1,5 +1,5 @@
-"""Build hook: compile the parsers' C fast paths (tracekit/parsers/_wiredc.c for wired traces
-and normalize_ws, tracekit/parsers/_wirelessc.c for wireless traces) with the machine's C
+"""Build hook: compile the parsers' C fast paths (tracekit/formats/parsers/_wiredc.c for wired traces
+and normalize_ws, tracekit/formats/parsers/_wirelessc.c for wireless traces) with the machine's C
 compiler, next to their sources, so that editable installs (scripts/setup.sh) and wheels both
 have them. Without a compiler or Python's headers (Debian: gcc, python3-dev) the build goes on
 without them and tracekit uses its pure-Python parsers (same results, slower)."""
@@ -14,11 +14,11 @@ from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCES = (Path("tracekit/parsers/_wiredc.c"), Path("tracekit/parsers/_wirelessc.c"))
+SOURCES = (Path("tracekit/formats/parsers/_wiredc.c"), Path("tracekit/formats/parsers/_wirelessc.c"))
 
 
 def compile_extension(root: Path, source: Path) -> Path | None:
-    """Compile `source` into tracekit/parsers/<its name><EXT_SUFFIX>; its path, or None on failure."""
+    """Compile `source` into tracekit/formats/parsers/<its name><EXT_SUFFIX>; its path, or None on failure."""
     src = root / source
     out = src.with_name(src.stem + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
     cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")

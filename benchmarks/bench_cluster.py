@@ -187,7 +187,7 @@ def bench_loop(n: int, n_workers: int, reps: int, json_out: Path | None) -> None
 
     from tracekit.experiments import cluster as tk_cluster
     from tracekit.experiments.sweep import plan_sweep
-    from tracekit.store import Store
+    from tracekit.store.store import Store
 
     specs = plan_sweep("cbr-variants", [], list(range(1, n + 1)), {"duration": "2"})
     # the workers import tracekit from where this process does

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from tracekit.query import close, connect, sql_files
+from tracekit.db.query import close, connect, sql_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchproc import TK, timed  # noqa: E402

@@ -1,4 +1,4 @@
-"""The stored-facts step of ingest alone (tracekit.materialise: DuckDB runs the sql/ views
+"""The stored-facts step of ingest alone (tracekit.ingest.facts: DuckDB runs the sql/ views
 flow_facts_from_events and packet_facts_from_events over a run's staged Parquet and writes
 the parts), beside its read floor.
 
@@ -12,7 +12,7 @@ copied to a scratch staging directory. Per repetition (the trace's parts in the 
 Prints wall and CPU seconds (this process's, both DuckDB threads), best and median, then the
 most the step spilled to disk (its DuckDB temp directory, sampled every 50 ms) and this
 process's peak RSS. --memory-limit replaces the step's DuckDB memory limit
-(tracekit.materialise.MEMORY_LIMIT) to see what spilling costs. Uses the tracekit the running
+(tracekit.ingest.facts.MEMORY_LIMIT) to see what spilling costs. Uses the tracekit the running
 Python imports, so two checkouts' .venv/bin/python compare two versions (run them in turns).
 """
 from __future__ import annotations
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import duckdb
 
-from tracekit import materialise
-from tracekit.columns import FACT_TABLES
-from tracekit.sqlfiles import definition_hash, fact_part_name, sql_files
+from tracekit.ingest import facts as materialise
+from tracekit.store.columns import FACT_TABLES
+from tracekit.db.sqlfiles import definition_hash, fact_part_name, sql_files
 
 # the events' columns the facts read: wired, and (WL_READ) wireless
 WL_READ = ("line_no", "layer", "event", "time", "node", "ptype", "size", "fid", "src_node", "src_port",

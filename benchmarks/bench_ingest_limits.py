@@ -6,14 +6,14 @@ Cases, each a whole process, interleaved per repetition, trace in the page cache
   gawk             one gawk pass (one flow's throughput, as bench_ingest.py)
   wc -l            a count-only scan of the file
   sha256sum        the file hashed by coreutils (a run's id is the sha256 of its content)
-  start-up         python importing what ingest imports (tracekit.cli, tracekit.ingest)
+  start-up         python importing what ingest imports (tracekit.apps.cli, tracekit.ingest.pipeline)
   read+sha256      start-up, then the file read in 8 MiB chunks, hashed and split into lines
                    (TraceSource.chunks: what ingest does before parsing), on one thread
   + parse          that, and every chunk parsed (the wired C fast path, or the polars parser)
   + write          that, and every chunk's events written as ingest writes its Parquet parts;
                    still one thread: the CPU this work needs, with no overlap
   ingest, no facts `tracekit ingest` into a fresh store without the stored facts step
-                   (tracekit.materialise.materialise_run made a no-op): reading, hashing,
+                   (tracekit.ingest.facts.materialise_run made a no-op): reading, hashing,
                    parsing and writing overlapped on the machine's cores, the time checks,
                    the run record and the commit -- the floor of this design
   ingest           `tracekit ingest` into a fresh store (adds the stored facts)
@@ -39,10 +39,10 @@ PY = sys.executable
 READ = """
 import sys, tempfile, shutil
 from pathlib import Path
-import tracekit.cli, tracekit.ingest
-from tracekit.ingest import _store_part
-from tracekit.sources import TraceSource
-from tracekit.parsers import get_parser
+import tracekit.apps.cli, tracekit.ingest.pipeline
+from tracekit.ingest.pipeline import _store_part
+from tracekit.formats.sources import TraceSource
+from tracekit.formats.parsers import get_parser
 src = TraceSource.open(sys.argv[1])
 parse, write = sys.argv[2] >= "1", sys.argv[2] == "2"
 p = get_parser("wired")
@@ -59,10 +59,10 @@ print(src.sha256)
 # `tracekit ingest` without the stored facts: the CLI with materialise_run made a no-op
 NO_FACTS = """
 import sys
-import tracekit.ingest
-tracekit.ingest.materialise_run = lambda *a, **k: None
-tracekit.ingest.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead (materialise.Ahead)
-from tracekit import cli
+import tracekit.ingest.pipeline
+tracekit.ingest.pipeline.materialise_run = lambda *a, **k: None
+tracekit.ingest.pipeline.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead (materialise.Ahead)
+from tracekit.apps import cli
 sys.argv = ["tracekit", *sys.argv[1:]]
 getattr(cli, "entry_point", cli.main)()      # as the `tracekit` command runs it
 """
@@ -94,7 +94,7 @@ def main() -> None:
         "gawk": (["gawk", '$1=="r" && $4==3 && $8==1 {b+=$6} END {print b}', trace], None),
         "wc -l": (["wc", "-l", trace], None),
         "sha256sum": (["sha256sum", trace], None),
-        "start-up": ([PY, "-c", "import tracekit.cli, tracekit.ingest"], None),
+        "start-up": ([PY, "-c", "import tracekit.apps.cli, tracekit.ingest.pipeline"], None),
         "read+sha256": ([PY, "-c", READ, trace, "0"], None),
         "+ parse": ([PY, "-c", READ, trace, "1"], None),
         "+ write": ([PY, "-c", READ, trace, "2"], None),

@@ -1,5 +1,5 @@
 """How much writing one chunk's events as Parquet costs, per writer setting: the choice behind
-tracekit.ingest._write_options (issue 16). Each chunk of the trace (8 MiB) is parsed by the
+tracekit.ingest.pipeline._write_options (issue 16). Each chunk of the trace (8 MiB) is parsed by the
 wired parser (--kind wireless: the wireless one, its wireless_events), then written by each
 setting in turn; CPU ms per chunk (median over the chunks, the process's CPU: polars writes
 on its own pool; the best of --reps passes), and the total size of the parts against the trace's.
@@ -19,9 +19,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tracekit.ingest import _conform, _pl_schema, _write_options
-from tracekit.parsers import as_polars, get_parser
-from tracekit.sources import TraceSource
+from tracekit.ingest.pipeline import _conform, _pl_schema, _write_options
+from tracekit.formats.parsers import as_polars, get_parser
+from tracekit.formats.sources import TraceSource
 
 DATA = Path(__file__).resolve().parent / "data"      # traces and scratch files, as every benchmark's
 

@@ -51,7 +51,7 @@ def main() -> None:
         empty = Path(tmp) / "empty-store"
         # an empty store: what `tracekit ingest` creates before its first run (an empty trace
         # directory ingests nothing); made through the library, not by hand
-        timed([PY, "-c", "import sys; from tracekit.store import Store; Store(sys.argv[1], create=True)", empty])
+        timed([PY, "-c", "import sys; from tracekit.store.store import Store; Store(sys.argv[1], create=True)", empty])
         cases: list[tuple[str, list[str]]] = [
             ("`python -c pass` (baseline)", [PY, "-c", "pass"]),
             ("`import duckdb` + `SELECT 1` (baseline)", [PY, "-c", "import duckdb; duckdb.connect().execute('select 1').fetchall()"]),

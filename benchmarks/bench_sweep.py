@@ -19,13 +19,13 @@ The floor: ns-2 alone at -j 1 and -j 2, and the least tracekit can spend on one 
 the ingest of its three traces (as run_sims does it: labelled, raw traces kept, the stored
 facts of sweep.FACTS_BATCH simulations at once where the tracekit has it) in a warm process,
 into one store, the mean over many simulations' worth (`warm ingest`), and the part of it
-that is the stored facts (tracekit.materialise).
+that is the stored facts (tracekit.ingest.facts).
 
 Outside ns-2 = 1 - (ns-2 alone's wall) / (the sweep's wall), paired per repetition (the
 larger-is-worse figure of run_benchmarks.py's target); per sim = (sweep CPU - ns-2 alone CPU) / n.
 The control runs under the first --python: its driver imports tracekit.experiments.sweep too,
 so that import is in its wall; name the tree being measured first.
-Both end as `tracekit` does (run_benchmarks.PROMPT_EXIT: tracekit.exits.exit_promptly, where
+Both end as `tracekit` does (run_benchmarks.PROMPT_EXIT: tracekit.core.exits.exit_promptly, where
 the tracekit has it): no interpreter teardown.
 
 The second table: the target's figure (the larger of 1 - the sweep's own ns-2 time / (wall x
@@ -95,9 +95,9 @@ from pathlib import Path
 from tracekit.experiments import sweep
 from tracekit.experiments.sweep import make_spec, _INGEST_ORDER
 from tracekit.experiments.runner import run_scenario_traces
-import tracekit.ingest as ing
-import tracekit.materialise as mat
-from tracekit.store import Store
+import tracekit.ingest.pipeline as ing
+import tracekit.ingest.facts as mat
+from tracekit.store.store import Store
 scratch, fixed, n = Path(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
 scenario = "cbr-variants"
 """ + SIM_COPIES + """

@@ -17,8 +17,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tracekit.ingest import ingest_paths  # noqa: E402
-from tracekit.query import connect  # noqa: E402
+from tracekit.ingest.pipeline import ingest_paths  # noqa: E402
+from tracekit.db.query import connect  # noqa: E402
 
 from run_benchmarks import VIEW_QUERIES as QUERIES  # noqa: E402  (one list of the views, also timed there as whole processes)
 

@@ -87,7 +87,7 @@ def bench(trace: Path, reps: int) -> dict:
         for line in awk[0].out.decode().splitlines():
             src, dst, fid, s, r = line.split()
             got[(src, dst, None if fid == "-" else int(fid))] = (int(s), int(r))
-        from tracekit.query import connect      # the installed tracekit (benchmarks/ is sys.path[0])
+        from tracekit.db.query import connect      # the installed tracekit (benchmarks/ is sys.path[0])
 
         con = connect(keep / "store0")
         rows = con.execute("SELECT src_node, src_port, dst_node, dst_port, fid, sent_pkts, recv_pkts "

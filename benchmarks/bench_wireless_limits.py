@@ -6,12 +6,12 @@ Usage: .venv/bin/python benchmarks/bench_wireless_limits.py TRACE [TRACE ...] [-
 Cases, each a whole process, run one after the other in each repetition (interleaved), the
 trace in the page cache:
   gawk                 bench_wireless.py's gawk program (per-flow AGT sent/received counts)
-  start-up             python importing what ingest imports (tracekit.cli, tracekit.ingest)
+  start-up             python importing what ingest imports (tracekit.apps.cli, tracekit.ingest.pipeline)
   read+sha256          start-up, then the file read in 8 MiB chunks, hashed and split into
                        lines (TraceSource.chunks: what ingest does before parsing)
   +parse               that, and every chunk parsed by the wireless parser (its C fast path
                        where built, else the polars parser), on one thread
-  ingest, no facts     `tracekit ingest` with the stored facts (tracekit.materialise) skipped
+  ingest, no facts     `tracekit ingest` with the stored facts (tracekit.ingest.facts) skipped
                        (and their connection, made ahead):
                        read, parse on two threads, write the Parquet parts, commit
   ingest               `tracekit ingest` into a fresh store
@@ -40,9 +40,9 @@ from benchproc import PY, timed  # noqa: E402
 
 READ = """
 import sys
-import tracekit.cli, tracekit.ingest
-from tracekit.sources import TraceSource
-from tracekit.parsers import get_parser
+import tracekit.apps.cli, tracekit.ingest.pipeline
+from tracekit.formats.sources import TraceSource
+from tracekit.formats.parsers import get_parser
 src = TraceSource.open(sys.argv[1])
 parse = sys.argv[2] == "1"
 p = get_parser("wireless")
@@ -55,10 +55,10 @@ print(src.sha256)
 # `tracekit ingest` with materialise_run (the stored facts) replaced by a no-op
 NO_FACTS = """
 import sys
-import tracekit.ingest
-tracekit.ingest.materialise_run = lambda *a, **k: []
-tracekit.ingest.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead
-from tracekit.cli import app
+import tracekit.ingest.pipeline
+tracekit.ingest.pipeline.materialise_run = lambda *a, **k: []
+tracekit.ingest.pipeline.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead
+from tracekit.apps.cli import app
 sys.argv = ["tracekit", "ingest", *sys.argv[1:]]
 app()
 """
@@ -70,7 +70,7 @@ def bench(trace: Path, reps: int, before: str | None) -> None:
             pass
     cases: dict[str, list] = {
         "gawk": ["gawk", GAWK_FLOWS, trace],
-        "start-up": [PY, "-c", "import tracekit.cli, tracekit.ingest"],
+        "start-up": [PY, "-c", "import tracekit.apps.cli, tracekit.ingest.pipeline"],
         "read+sha256": [PY, "-c", READ, trace, "0"],
         "+parse": [PY, "-c", READ, trace, "1"],
         "ingest, no facts": [PY, "-c", NO_FACTS, trace, "--data"],

@@ -7,7 +7,7 @@ Usage: .venv/bin/python benchmarks/ingest_timeline.py TRACE [--runs 3] [--scratc
 Each run ingests TRACE into a fresh store under --scratch (default benchmarks/data/; not
 /tmp, where making a file can cost the kernel ~1 ms: benchmarks/README.md, "The sweep"),
 through the `tracekit` script's own entry (`tracekit.__main__.entry_point`), with a few functions
-of tracekit.ingest wrapped, as the command imports it, to note the time they are reached.
+of tracekit.ingest.pipeline wrapped, as the command imports it, to note the time they are reached.
 Times are from this script's start (the interpreter's own start-up, ~15-20 ms, comes before
 it; the exit, the kernel freeing the process's memory, after the last mark: "whole process"
 includes both). The stores are left in place: removing them would slow the next files made there.
@@ -31,9 +31,9 @@ from benchproc import compile_installation  # noqa: E402
 # the command as the `tracekit` script does (tracekit.__main__.entry_point: the trace's hash
 # started ahead, then cli.entry_point, which ends the process by exits.exit_promptly after
 # the atexit functions: the marks are printed by the first one registered, so the last to
-# run), and wraps tracekit.ingest's and tracekit.materialise's functions as those modules are
+# run), and wraps tracekit.ingest.pipeline's and tracekit.ingest.facts's functions as those modules are
 # imported, where the command imports them (not before it starts: the hash is started before
-# any import of the command line, tracekit.hashahead)
+# any import of the command line, tracekit.formats.hashahead)
 RUN = r'''
 import atexit, importlib.abc, importlib.machinery, resource, sys, time
 T0 = time.perf_counter()
@@ -75,18 +75,18 @@ def wrap_ingest(ing):
 
 class Hook(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name not in ("tracekit.ingest", "tracekit.cli"):
+        if name not in ("tracekit.ingest.pipeline", "tracekit.apps.cli"):
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         real_exec = spec.loader.exec_module
         def exec_module(module):
-            if name == "tracekit.cli":
+            if name == "tracekit.apps.cli":
                 real_exec(module)
-                mark("tracekit.cli imported")
+                mark("tracekit.apps.cli imported")
                 return
-            mark("tracekit.ingest: import starts")
+            mark("tracekit.ingest.pipeline: import starts")
             real_exec(module)
-            mark("tracekit.ingest imported")
+            mark("tracekit.ingest.pipeline imported")
             wrap_ingest(module)
         spec.loader.exec_module = exec_module
         return spec
@@ -96,7 +96,7 @@ sys.argv = ["tracekit", "ingest", "--data", sys.argv[1], sys.argv[2]]
 try:
     from tracekit.__main__ import entry_point       # the `tracekit` script's entry
 except ImportError:             # a tracekit from before it
-    from tracekit.cli import entry_point
+    from tracekit.apps.cli import entry_point
 entry_point()
 '''
 

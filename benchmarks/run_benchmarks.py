@@ -221,7 +221,7 @@ VIEW_QUERIES = {
 }
 
 
-# How every driver below ends: as `tracekit` does (tracekit.cli.entry_point -> tracekit.exits:
+# How every driver below ends: as `tracekit` does (tracekit.apps.cli.entry_point -> tracekit.core.exits:
 # atexit functions, stdout flushed, then no interpreter teardown, which with DuckDB and pyarrow
 # loaded is 60-100 ms), so that the floors, the sweep and its ns-2-alone control do not count
 # a teardown the CLI no longer has.
@@ -229,7 +229,7 @@ PROMPT_EXIT = """
 import sys
 sys.stdout.flush()
 try:
-    from tracekit.exits import exit_promptly
+    from tracekit.core.exits import exit_promptly
 except ImportError:        # a tracekit from before it
     pass
 else:
@@ -242,16 +242,16 @@ else:
 # (TraceSource.chunks: read, sha256, split at line ends) and, given a trace kind, parses every
 # chunk on one thread (the C fast path where built); nothing is written. Given a scratch
 # directory as well, it writes each chunk's tables there as ingest writes its parts
-# (tracekit.ingest._store_part: pyarrow, zstd 1, page CRCs), still on one thread: the floor of
+# (tracekit.ingest.pipeline._store_part: pyarrow, zstd 1, page CRCs), still on one thread: the floor of
 # producing the stored events (no pipeline, no run record, no commit, no stored facts).
 # A driver's part: read_parse_write(path, kind, out) reads a trace as ingest does
 # (TraceSource.chunks: read, sha256, split at line ends), parses every chunk on this thread
 # unless kind is "-", and writes each chunk's tables to the directory `out` as ingest writes
 # its parts unless it is None; returns the trace's sha256 (FLOOR_READ, FLOOR_SIM_DRIVER).
 READ_PARSE_WRITE = """
-from tracekit.ingest import _store_part
-from tracekit.parsers import get_parser
-from tracekit.sources import TraceSource
+from tracekit.ingest.pipeline import _store_part
+from tracekit.formats.parsers import get_parser
+from tracekit.formats.sources import TraceSource
 def read_parse_write(path, kind, out):
     src = TraceSource.open(path)
     p = get_parser(kind) if kind != "-" else None
@@ -266,7 +266,7 @@ def read_parse_write(path, kind, out):
 """
 FLOOR_READ = """
 import sys
-import tracekit.cli, tracekit.ingest
+import tracekit.apps.cli, tracekit.ingest.pipeline
 """ + READ_PARSE_WRITE + """
 out = None
 if len(sys.argv) > 3:
@@ -276,19 +276,19 @@ if len(sys.argv) > 3:
 sha256 = read_parse_write(sys.argv[1], sys.argv[2], out)
 print(sha256)
 """ + PROMPT_EXIT
-# `tracekit ingest` with its stored-facts step (tracekit.materialise) left out: the events'
+# `tracekit ingest` with its stored-facts step (tracekit.ingest.facts) left out: the events'
 # parts, the run record and the commit, as before the facts existed
 INGEST_NO_FACTS = """
 import sys
 try:            # the trace hashed ahead from the first moment, as the `tracekit` command does
-    from tracekit.hashahead import start
+    from tracekit.formats.hashahead import start
     start(sys.argv[1], fork=True)
 except (ImportError, TypeError):        # a tracekit from before it
     pass
-import tracekit.ingest
-tracekit.ingest.materialise_run = lambda *a, **k: []
-tracekit.ingest.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead (materialise.Ahead)
-from tracekit import cli
+import tracekit.ingest.pipeline
+tracekit.ingest.pipeline.materialise_run = lambda *a, **k: []
+tracekit.ingest.pipeline.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead (materialise.Ahead)
+from tracekit.apps import cli
 sys.argv = ["tracekit", "ingest", sys.argv[1], "--data", sys.argv[2]]
 getattr(cli, "entry_point", cli.main)()      # as the `tracekit` command runs it
 """
@@ -385,7 +385,7 @@ def case_ingest_no_facts(trace: Path, scratch: Path, **_) -> Proc:
 
 def floor_cases(lab: str, tr: Path, kind: str) -> list:
     return [(f"floor:startup:{lab}", "floor: start-up (python importing what ingest imports)", tr, _cmd_case(
-                [PY, "-c", "import tracekit.cli, tracekit.ingest" + PROMPT_EXIT])),
+                [PY, "-c", "import tracekit.apps.cli, tracekit.ingest.pipeline" + PROMPT_EXIT])),
             (f"floor:read:{lab}", "floor: start-up + read + sha256 + line split (nothing parsed)", tr, _floor_case("-")),
             (f"floor:parse:{lab}", f"floor: start-up + read + sha256 + {kind} parse on one thread (nothing written)", tr,
              _floor_case(kind)),
@@ -421,12 +421,12 @@ def wireless_agree(gawk_out: str, store: Path) -> tuple[bool, int]:
     return tk == got, len(tk)
 
 
-# what `tracekit run` / `tracekit sweep` do before anything else (tracekit.memory.for_ingest:
+# what `tracekit run` / `tracekit sweep` do before anything else (tracekit.core.memory.for_ingest:
 # Arrow's buffers from glibc's malloc, freed memory kept), in a driver that calls run_sims or
 # the ingest itself; nothing in a tracekit from before it
 AS_THE_CLI = """
 try:
-    from tracekit.memory import for_ingest
+    from tracekit.core.memory import for_ingest
 except ImportError:
     def for_ingest():
         pass
@@ -503,8 +503,8 @@ for i in range(n + 1):
 FLOOR_SIM_DRIVER = AS_THE_CLI + """
 import json, sys, time
 from pathlib import Path
-import tracekit.ingest
-from tracekit.detect import detect_kind
+import tracekit.ingest.pipeline
+from tracekit.formats.detect import detect_kind
 from tracekit.experiments.runner import run_scenario_traces
 from tracekit.experiments.sweep import _INGEST_ORDER, make_spec
 import duckdb
@@ -591,10 +591,10 @@ STAGES_CODE = r"""
 import gzip, hashlib, json, sys, tempfile, time, os
 from pathlib import Path
 import polars as pl, zstandard
-from tracekit.ingest import _conform, _write_part
-from tracekit.parsers import as_polars, comment_lines, read_fields, text_lines_only
-from tracekit.parsers import wired
-from tracekit.sources import CHUNK_BYTES
+from tracekit.ingest.pipeline import _conform, _write_part
+from tracekit.formats.parsers import as_polars, comment_lines, read_fields, text_lines_only
+from tracekit.formats.parsers import wired
+from tracekit.formats.sources import CHUNK_BYTES
 
 trace, reps = Path(sys.argv[1]), int(sys.argv[2])
 size = trace.stat().st_size
@@ -652,13 +652,13 @@ import json, sys, time
 t0 = time.perf_counter()
 import duckdb
 t1 = time.perf_counter()
-from tracekit.query import connect
+from tracekit.db.query import connect
 t2 = time.perf_counter()
 con = connect(sys.argv[1])
 t3 = time.perf_counter()
 con.execute("SELECT 1").fetchall()
 t4 = time.perf_counter()
-r = {"import duckdb": t1 - t0, "import tracekit.query (rest)": t2 - t1, "connect (raw views + sql/ views)": t3 - t2, "SELECT 1": t4 - t3}
+r = {"import duckdb": t1 - t0, "import tracekit.db.query (rest)": t2 - t1, "connect (raw views + sql/ views)": t3 - t2, "SELECT 1": t4 - t3}
 for name, q in (("flow_stats query", "SELECT * FROM flow_stats"), ("throughput_series(0.1) query", "SELECT * FROM throughput_series(0.1)")):
     xs = []
     for _ in range(3):
@@ -789,7 +789,7 @@ def profile_startup(store: Path) -> dict:
         pkg[root] = pkg.get(root, 0.0) + self_us / 1e6
     bare = [timed([PY, "-c", "pass"]).wall_s for _ in range(5)]
     imp = {}
-    for mod in ("duckdb", "pyarrow", "polars", "typer", "rich", "tracekit.cli"):
+    for mod in ("duckdb", "pyarrow", "polars", "typer", "rich", "tracekit.apps.cli"):
         imp[mod] = med([timed([PY, "-c", f"import {mod}"]).wall_s for _ in range(3)])
     # (DuckDB may draw its progress bar on stdout: the figures are on the RESULT line)
     sp = subprocess.run([PY, "-c", SQL_SPLIT_CODE, str(store)], capture_output=True, text=True, cwd=neutral_cwd(), check=True)
@@ -1456,7 +1456,7 @@ def main() -> None:
         log(f"ingesting {main_tr.name} into {store.name} for the sql cases")
         timed(TK + ["ingest", main_tr, "--data", store])
         empty = scratch / "empty-store"     # what `tracekit ingest` creates before its first run
-        timed([PY, "-c", "import sys; from tracekit.store import Store; Store(sys.argv[1], create=True)", empty])
+        timed([PY, "-c", "import sys; from tracekit.store.store import Store; Store(sys.argv[1], create=True)", empty])
         wl_traces, wl_stores = [], {}
         for fmt in ([] if a.no_wireless else ["old", "new"]):
             tr = bench_wireless.make_trace(fmt, a.wireless_mb or (50 if a.quick else 400), data_dir)

@@ -1,12 +1,12 @@
 """The dashboard's access to the store: every number comes from the sql/ views, every
 metric's name, title, unit and direction from the catalogue (sql/catalogue.toml), every
-verdict from tracekit.compare.
+verdict from tracekit.analysis.compare.
 
 One DashStore per store state (the list of run ids plus the sql/ files' mtimes, so a new run
-or an edited view gives fresh numbers): a DuckDB connection (tracekit.query.connect,
+or an edited view gives fresh numbers): a DuckDB connection (tracekit.db.query.connect,
 read-only) on which the views every page reads (flows, flow_stats, fairness, run_configs,
 run_metrics, replication_stats) are computed once into temp tables of the same names. They
-shadow the views, so the dependent views, tracekit.compare and the SQL page's queries reuse
+shadow the views, so the dependent views, tracekit.analysis.compare and the SQL page's queries reuse
 them instead of recomputing flow_stats from the events (about 4 s per 100 runs, once per
 state). The DashStore also keeps what the pages asked it for (whole views as frames, small
 per-selection queries), so pages pass it around instead of (data_dir, state) strings.
@@ -30,11 +30,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from tracekit import compare as tk_compare
-from tracekit.catalogue import Metric, metrics as catalogue
-from tracekit.errors import TracekitError
-from tracekit.query import ENV_MEMORY, QueryRun, connect, sql_dir, sql_files
-from tracekit.store import Store, default_data_dir
+from tracekit.analysis import compare as tk_compare
+from tracekit.db.catalogue import Metric, metrics as catalogue
+from tracekit.core.errors import TracekitError
+from tracekit.db.query import ENV_MEMORY, QueryRun, connect, sql_dir, sql_files
+from tracekit.store.store import Store, default_data_dir
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
@@ -49,7 +49,7 @@ FLOW_KEY = ("run_id", "fid", "src_node", "src_port", "dst_node", "dst_port")
 # Labels that are not scenario parameters.
 NOT_PARAMS = ("scenario", "seed", "sim_id")
 # Runs of these trace kinds hold packets and have flows (flow_stats).
-from tracekit.parsers import PACKET_KINDS  # noqa: E402
+from tracekit.formats.parsers import PACKET_KINDS  # noqa: E402
 # The parameter that is a run's "series" (queue_type column): the queue discipline of a wired
 # scenario, the routing protocol of a wireless one. Pages put it on colours, not on pins.
 SERIES_PARAMS = ("queue", "routing")
@@ -361,7 +361,7 @@ class DashStore:
 
     def start_user_query(self, query: str, max_rows: int, timeout_s: float) -> QueryRun:
         """A read-only query typed on the SQL page, started in a thread on its own short-lived
-        connection (tracekit.query.QueryRun: connect() with the limits, run_query refusing
+        connection (tracekit.db.query.QueryRun: connect() with the limits, run_query refusing
         anything that is not a query, stopped after timeout_s or by cancel()), so no session
         sees what another's query did or waits for it. The materialised views are registered
         on it as read-only Arrow tables that shadow the views, as the temp tables do on the
@@ -388,7 +388,7 @@ class DashStore:
 
     def compare(self, scenario: str, factor: str, metrics: tuple[str, ...], per: tuple[str, ...],
                 run_ids: tuple[str, ...], names: tuple[str, ...] | None) -> tk_compare.Comparison:
-        """tracekit.compare's verdicts on these runs (and flows of these names)."""
+        """tracekit.analysis.compare's verdicts on these runs (and flows of these names)."""
         where = (tk_compare.Filter("name", tuple(names)),) if names else ()
 
         def compute():
@@ -401,7 +401,7 @@ class DashStore:
     def experiment_runs(self, experiment: str, quick: bool) -> tuple[int, int] | None:
         """(the experiment's simulations in the store, simulations it plans), of its quick
         version with quick; None for an experiment (or quick version) the registry lacks."""
-        from tracekit import reproduce as rp
+        from tracekit.analysis import reproduce as rp
 
         def compute():
             try:
@@ -413,10 +413,10 @@ class DashStore:
         return self._memoised(("experiment_runs", experiment, quick), compute)
 
     def reproduce(self, experiment: str, quick: bool, papers_dir: Path | None) -> dict:
-        """tracekit.reproduce.evaluate on this connection (the runs in the store; nothing is
+        """tracekit.analysis.reproduce.evaluate on this connection (the runs in the store; nothing is
         simulated), as the JSON `tracekit reproduce` saves, with `when` (now) and
         `evaluated_here`. Not written to the store: the dashboard only reads it."""
-        from tracekit import reproduce as rp
+        from tracekit.analysis import reproduce as rp
 
         def files_state() -> tuple:
             d = papers_dir or rp.PAPERS_DIR
@@ -623,7 +623,7 @@ class Selection:
         return next((k for k in SERIES_PARAMS if k in self.varying), None)
 
     def compare(self, factor: str, metrics, per=(), pinned: dict | None = None) -> tk_compare.Comparison | str:
-        """tracekit.compare's verdicts on the selected runs (at the pinned parameter values)
+        """tracekit.analysis.compare's verdicts on the selected runs (at the pinned parameter values)
         and flow names; a string says why there are none."""
         runs = self.wired
         for k, v in (pinned or {}).items():
@@ -891,7 +891,7 @@ def resolve_papers_dir() -> Path | None:
 
 def load_papers(papers_dir: Path | None) -> tuple[dict, str]:
     """(the paper files by id, '' or why they cannot be read)."""
-    from tracekit import reproduce as rp
+    from tracekit.analysis import reproduce as rp
 
     try:
         return (rp.load_papers(papers_dir) if papers_dir else rp.load_papers()), ""
@@ -1102,8 +1102,8 @@ def report_html(status: StoreStatus, scenario: str | None) -> bytes:
     gives a short HTML page saying why."""
     import html
 
-    from tracekit.compare import Filter
-    from tracekit.report import build_report, render_html
+    from tracekit.analysis.compare import Filter
+    from tracekit.apps.report import build_report, render_html
 
     key = (str(status.data_dir), status.state, scenario)
     with _REPORTS_LOCK:

@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dash_data import Selection, natural_sorted
-from tracekit.catalogue import Metric
-from tracekit.compare import Comparison
+from tracekit.db.catalogue import Metric
+from tracekit.analysis.compare import Comparison
 
 IMAGE_FORMATS = {"PNG": "png", "SVG": "svg"}
 # plotly's qualitative palette
@@ -290,7 +290,7 @@ def apply_pins(df: pd.DataFrame, pinned: dict[str, str]) -> pd.DataFrame:
 
 
 def verdicts(comp: Comparison | str, key: str, *, per_title: str | None = None) -> None:
-    """tracekit.compare's verdicts: one line each (a table when there are several, one per
+    """tracekit.analysis.compare's verdicts: one line each (a table when there are several, one per
     value of the --per labels), and the note on loss-based variants where it applies."""
     if isinstance(comp, str):
         st.caption(f"No verdict: {comp}")
@@ -312,7 +312,7 @@ def verdicts(comp: Comparison | str, key: str, *, per_title: str | None = None) 
     for n in notes:
         st.info(n)
     flows = comp.flow_filter if len(comp.flow_filter) <= 60 else "the flow names chosen in the sidebar"
-    st.caption(f"Verdicts (tracekit.compare): each run counts once; groups by {comp.factor}; flows: {flows}. "
+    st.caption(f"Verdicts (tracekit.analysis.compare): each run counts once; groups by {comp.factor}; flows: {flows}. "
                "A difference is claimed only when Welch's t-test over the runs gives p < 0.05.")
 
 

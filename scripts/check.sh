@@ -44,11 +44,11 @@ if [ -f mkdocs.yml ]; then
   step "docs site (mkdocs build --strict)" "$BIN/mkdocs" build --strict --quiet --site-dir "$site"
 fi
 fast_path() {   # which parsers this checkout runs: the wired and wireless C fast paths
-  "$BIN/python" -c 'from tracekit.parsers import wired, wireless; print("built" if wired._fast and wireless._fast else "not built")'
+  "$BIN/python" -c 'from tracekit.formats.parsers import wired, wireless; print("built" if wired._fast and wireless._fast else "not built")'
 }
 printf '[check] wired and wireless parsers C fast paths: %s\n' "$(fast_path)" >&2
 if [ "${TRACEKIT_REQUIRE_FAST:-0}" = 1 ] && [ "$(fast_path)" != built ]; then
-  echo "[check] FAILED: the C fast paths (tracekit/parsers/_wiredc.c, _wirelessc.c) are not built: see scripts/setup.sh's output" >&2; exit 1
+  echo "[check] FAILED: the C fast paths (tracekit/formats/parsers/_wiredc.c, _wirelessc.c) are not built: see scripts/setup.sh's output" >&2; exit 1
 fi
 marker=()
 [ $fast -eq 1 ] && marker=(-m "not slow")

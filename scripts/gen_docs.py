@@ -14,7 +14,7 @@ benchmarks/RESULTS.md (written by benchmarks/run_benchmarks.py), the scenario de
 docs/data/reproduction-quick.json, which `--reproduce DIR` writes from `tracekit reproduce --all
 --quick --format json` on the store DIR (a fresh store, so that it holds only these runs), with
 the time and commit it was made at. A block can be moved to another of these files as it is.
-docs/metrics.md is generated whole, by tracekit.catalogue's own renderer.
+docs/metrics.md is generated whole, by tracekit.db.catalogue's own renderer.
 """
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def reproduction(root: Path) -> dict:
 
 
 def _reproduce_summary(root: Path) -> str:
-    from tracekit.reproduce import summary_markdown
+    from tracekit.analysis.reproduce import summary_markdown
 
     d = reproduction(root)
     when = d["made"][:10]
@@ -193,7 +193,7 @@ BLOCKS: dict[str, Block] = {
 
 
 def _metrics_page(root: Path) -> str:
-    from tracekit import catalogue    # the imported tracekit's: this checkout's when run as a script
+    from tracekit.db import catalogue    # the imported tracekit's: this checkout's when run as a script
 
     return catalogue.metrics_markdown()
 

@@ -66,7 +66,7 @@ extras="[dashboard]"
 stamp=".venv/.tracekit-installed$extras"
 # reinstall (which compiles them) when a C fast path is missing or older than its source
 stale=0
-for src in tracekit/parsers/_wiredc.c tracekit/parsers/_wirelessc.c; do
+for src in tracekit/formats/parsers/_wiredc.c tracekit/formats/parsers/_wirelessc.c; do
   so=$(ls "${src%.c}"*.so 2>/dev/null | head -1)
   if [ -z "$so" ] || [ "$src" -nt "$so" ]; then stale=1; fi
 done
@@ -81,7 +81,7 @@ fi
 # (~0.1 s of CPU for what ingest imports). A module edited later is compiled afresh as usual.
 .venv/bin/python -m compileall -q tracekit >/dev/null 2>&1 || true
 for name in wired wireless; do
-  if ls tracekit/parsers/_${name}c*.so >/dev/null 2>&1; then say "$name parser: C fast path built"
+  if ls tracekit/formats/parsers/_${name}c*.so >/dev/null 2>&1; then say "$name parser: C fast path built"
   else say "$name parser: C fast path not built (no C compiler or python3-dev?); using the pure-Python parser"; fi
 done
 if command -v ns >/dev/null 2>&1; then say "ns-2: $(command -v ns)"; else say "ns-2 not available"; fi

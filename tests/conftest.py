@@ -20,7 +20,7 @@ NS = shutil.which("ns") or "/usr/bin/ns"
 _SCRIPT = Path(sys.executable).with_name("tracekit")
 TRACEKIT_CMD = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "tracekit"]
 
-# Piped tables are as wide as $COLUMNS when it is set (tracekit/output.py). pytest imports
+# Piped tables are as wide as $COLUMNS when it is set (tracekit/apps/output.py). pytest imports
 # readline, which exports COLUMNS=80 and LINES into the process environment behind
 # os.environ's back, so every `tracekit` subprocess would inherit them: tests see tables as
 # a script does, unwrapped, unless a test sets COLUMNS itself.
@@ -91,7 +91,7 @@ def tracekit_inproc():
 
     from typer.testing import CliRunner
 
-    from tracekit.cli import app
+    from tracekit.apps.cli import app
 
     def run(*args, data: Path | None = None) -> subprocess.CompletedProcess:
         argv = [str(a) for a in args] + (["--data", str(data)] if data is not None else [])
@@ -125,7 +125,7 @@ def store_listing():
 
 @pytest.fixture(scope="session")
 def _store_template(tmp_path_factory, ns_traces) -> Path:
-    from tracekit.ingest import ingest_paths
+    from tracekit.ingest.pipeline import ingest_paths
 
     d = tmp_path_factory.mktemp("store_template") / "store"
     results = ingest_paths(d, [ns_traces["wired_plain"]])

@@ -1,7 +1,7 @@
 """A plain, line-by-line reference for traces with hierarchical addresses (wired, and
 wired-cum-wireless: wired lines and old-format CMU wireless lines of one simulation in one
 file). It reads the trace text itself (no tracekit code, no SQL), with the rules
-sql/intermediate/hier_packets.sql and tracekit/parsers/hier.py document:
+sql/intermediate/hier_packets.sql and tracekit/formats/parsers/hier.py document:
 
 Addresses: wired lines print `1.0.1.0` (levels, then the port); wireless lines print the
 address packed, ns-2's default layout: level 1 in bits 22-30, level 2 in bits 11-21, level 3 in

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tracekit import catalogue
-from tracekit.errors import TracekitError
-from tracekit.ingest import ingest_paths
-from tracekit.query import BASE_NAMES, _ordered, connect, sql_dir, sql_files
+from tracekit.db import catalogue
+from tracekit.core.errors import TracekitError
+from tracekit.ingest.pipeline import ingest_paths
+from tracekit.db.query import BASE_NAMES, _ordered, connect, sql_dir, sql_files
 
 TCL = Path(__file__).resolve().parent / "tcl"
 NS = shutil.which("ns") or "/usr/bin/ns"
@@ -180,4 +180,4 @@ def test_metric_values_on_real_runs_pass_their_checks(tmp_path):
 def test_docs_metric_table_is_current():
     """docs/metrics.md is generated from the catalogue: no second list of metrics to drift."""
     doc = Path(__file__).resolve().parents[1] / "docs" / "metrics.md"
-    assert doc.read_text() == catalogue.metrics_markdown(), "run: python -m tracekit.catalogue > docs/metrics.md"
+    assert doc.read_text() == catalogue.metrics_markdown(), "run: python -m tracekit.db.catalogue > docs/metrics.md"

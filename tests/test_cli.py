@@ -16,8 +16,8 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from tracekit.cli import app
-from tracekit.query import connect
+from tracekit.apps.cli import app
+from tracekit.db.query import connect
 
 DATA = Path(__file__).resolve().parent / "data"
 VALID_WIRED = re.compile(r"^[-+rd] \S+ -?\d+ -?\d+ \S+ \d+ \S{7} -?\d+ -?\d+\.-?\d+ -?\d+\.-?\d+ -?\d+ \d+( -?\d+ 0x[0-9a-f]+ \d+ \d+)?$")
@@ -224,12 +224,12 @@ def test_unreadable_file(tmp_path, ns_traces, populated_store, tracekit_cli, sto
 
 def test_permission_denied_message(tmp_path, ns_traces, populated_store, store_listing, monkeypatch):
     """The unreadable-file path even when running as root: open() itself refuses."""
-    import tracekit.sources
+    import tracekit.formats.sources
 
     def deny(*a, **kw):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(tracekit.sources, "open", deny, raising=False)
+    monkeypatch.setattr(tracekit.formats.sources, "open", deny, raising=False)
     before = store_listing(populated_store)
     res = CliRunner().invoke(app, ["ingest", str(ns_traces["wired_plain"]), "--data", str(populated_store)])
     assert res.exit_code == 1

@@ -36,8 +36,8 @@ def tk(*args, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
 
 def py(code: str, *args, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
     """A Python program that does something to the process, then runs the real CLI entry
-    point (tracekit.cli.main) with `args`."""
-    prog = textwrap.dedent(code) + "\nimport sys\nfrom tracekit.cli import main\nsys.argv = ['tracekit', *sys.argv[1:]]\nmain()\n"
+    point (tracekit.apps.cli.main) with `args`."""
+    prog = textwrap.dedent(code) + "\nimport sys\nfrom tracekit.apps.cli import main\nsys.argv = ['tracekit', *sys.argv[1:]]\nmain()\n"
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TRACEKIT_DATA", "TRACEKIT_DEBUG")}
     return subprocess.run([sys.executable, "-c", prog, *map(str, args)], capture_output=True, text=True, timeout=120,
                           env={**base, **(env or {})}, **kw)
@@ -91,7 +91,7 @@ def test_every_format_option_is_tested_above():
     """A new command with --format joins FORMAT_CASES, so it cannot bring back a free-text one."""
     from typer.main import get_command
 
-    from tracekit.cli import app
+    from tracekit.apps.cli import app
 
     with_format = {name for name, cmd in get_command(app).commands.items()
                    if any("--format" in getattr(p, "opts", []) for p in cmd.params)}
@@ -247,10 +247,10 @@ def test_setup_installs_the_dashboard_extra():
 # -- one line for every failure ----------------------------------------------------------------------
 
 RAISE = """
-import tracekit.query
+import tracekit.db.query
 def connect(*a, **kw):
     {body}
-tracekit.query.connect = connect
+tracekit.db.query.connect = connect
 """
 
 FAILURES = [   # what the library raises -> what the one line says
@@ -313,7 +313,7 @@ def test_an_absurd_store_version_is_one_line(populated_store):
 
 def test_sigint_exits_130_with_one_line(populated_store):
     code = RAISE.format(body="print('waiting', flush=True); import time; time.sleep(60)")
-    prog = textwrap.dedent(code) + "\nimport sys\nfrom tracekit.cli import main\nsys.argv = ['tracekit', *sys.argv[1:]]\nmain()\n"
+    prog = textwrap.dedent(code) + "\nimport sys\nfrom tracekit.apps.cli import main\nsys.argv = ['tracekit', *sys.argv[1:]]\nmain()\n"
     proc = subprocess.Popen([sys.executable, "-c", prog, "sql", "SELECT 1", "--data", str(populated_store)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -340,7 +340,7 @@ def test_a_closed_pipe_is_quiet(populated_store):
 
 
 def test_every_command_has_the_boundary_handler():
-    from tracekit.cli import app
+    from tracekit.apps.cli import app
 
     for c in app.registered_commands:
         assert getattr(c.callback, "handles_errors", False), c.callback
@@ -393,7 +393,7 @@ def test_the_default_store_missing_is_one_line(tmp_path):
 
 
 def test_an_empty_store_is_not_an_error(tmp_path, ns_traces):
-    from tracekit.store import Store
+    from tracekit.store.store import Store
 
     Store(tmp_path / "s", create=True)
     p = tk("runs", "--data", tmp_path / "s")

@@ -81,7 +81,7 @@ def test_no_match_is_one_line(store):
 
 def test_table_columns_are_the_catalogues_flow_metrics(store):
     """The table shows the flow's key and every flow-level metric of sql/catalogue.toml read
-    from flow_stats (read here from the file, not through tracekit.catalogue), and points to
+    from flow_stats (read here from the file, not through tracekit.db.catalogue), and points to
     tracekit compare."""
     import tomllib
     from pathlib import Path

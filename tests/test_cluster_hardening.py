@@ -161,7 +161,7 @@ def local_cluster():
 
 def test_a_worker_unfit_after_its_check_gives_its_tasks_back(tmp_path, local_cluster, monkeypatch):
     from tracekit.experiments import cluster
-    from tracekit.store import Store
+    from tracekit.store.store import Store
 
     Store(tmp_path / "store", create=True)
     monkeypatch.setattr(cluster, "MAX_IN_FLIGHT", 10)
@@ -203,8 +203,8 @@ def _relabel_as_another_machine(root: str, trace: str, i: int, start) -> None:
     whose flock is local to each machine: flock always succeeds, whoever else holds it."""
     import fcntl
 
-    import tracekit.store as store_mod
-    from tracekit.ingest import ingest_file
+    import tracekit.store.store as store_mod
+    from tracekit.ingest.pipeline import ingest_file
 
     store_mod._ME = (f"node-{i}", f"boot-{i}")
     fcntl.flock = lambda fd, how: None
@@ -217,8 +217,8 @@ def _relabel_as_another_machine(root: str, trace: str, i: int, start) -> None:
 def test_label_rewrites_of_one_run_from_several_machines_all_land(tmp_path, ns_traces):
     import pyarrow.parquet as pq
 
-    from tracekit.ingest import ingest_file
-    from tracekit.store import Store
+    from tracekit.ingest.pipeline import ingest_file
+    from tracekit.store.store import Store
 
     root = tmp_path / "store"
     run_id = ingest_file(Store(root, create=True), ns_traces["wired_plain"]).run_id

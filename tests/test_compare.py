@@ -1,4 +1,4 @@
-"""tracekit.compare: Welch's t-test against scipy, the verdict's wording on hand-made per-run
+"""tracekit.analysis.compare: Welch's t-test against scipy, the verdict's wording on hand-made per-run
 values, and `tracekit compare` on real ns-2 runs whose groups are recomputed here from
 flow_stats rows in plain Python."""
 from __future__ import annotations
@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from tracekit.catalogue import metric
-from tracekit.errors import TracekitError
-from tracekit.compare import NO_LOSS_NOTE, Filter, Group, betainc, filter_condition, judge, t_two_sided_p, welch
+from tracekit.db.catalogue import metric
+from tracekit.core.errors import TracekitError
+from tracekit.analysis.compare import NO_LOSS_NOTE, Filter, Group, betainc, filter_condition, judge, t_two_sided_p, welch
 
 stats = pytest.importorskip("scipy.stats")
 NS = shutil.which("ns") or "/usr/bin/ns"
@@ -296,7 +296,7 @@ def test_compare_errors_are_one_line(store):
 
 
 def test_compare_needs_neither_scipy_nor_a_ui():
-    code = ("import sys, tracekit.compare\n"
+    code = ("import sys, tracekit.analysis.compare\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('scipy', 'typer', 'click', 'streamlit', 'plotly'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
@@ -329,9 +329,10 @@ TK = [sys.executable, "-m", "tracekit"]
 
 @pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not installed")
 def test_compare_experiment_uses_exactly_its_simulations(tmp_path):
-    from tracekit.query import connect
+    from tracekit.db.query import connect
     from tracekit.experiments import EXPERIMENTS
-    from tracekit.experiments.sweep import experiment_comparison, plan_experiment
+    from tracekit.analysis.compare import experiment_comparison
+    from tracekit.experiments.sweep import plan_experiment
 
     data = tmp_path / "store"
     # manet-routing at seeds 1-2, and a manet run with other parameters that must not count

@@ -1,6 +1,6 @@
 """The Streamlit dashboard, page by page, with Streamlit's AppTest on a store of real ns-2
 runs: every page renders without an exception, and the numbers it shows are the ones the
-views hold, queried here independently with tracekit.query.connect."""
+views hold, queried here independently with tracekit.db.query.connect."""
 from __future__ import annotations
 
 import base64
@@ -19,7 +19,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from conftest import until  # noqa: E402
-from tracekit.query import connect  # noqa: E402
+from tracekit.db.query import connect  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 APP = REPO / "dashboards" / "app.py"
@@ -384,8 +384,8 @@ def test_compare_verdict_is_welch_on_the_runs(app, con):
 def test_sql_page_runs_read_only_queries(app, con, dash_store):
     at = app("sql")
     # the list of views names every view sql/ defines on the connection, with its columns
-    # (not the plumbing tracekit.query defines itself: raw_* and the stored facts' *_computed)
-    from tracekit.sqlfiles import BASE_NAMES
+    # (not the plumbing tracekit.db.query defines itself: raw_* and the stored facts' *_computed)
+    from tracekit.db.sqlfiles import BASE_NAMES
 
     listed = " ".join(m.value for m in at.markdown)
     defined = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
@@ -505,7 +505,7 @@ def test_svg_download_format(app):
 def test_empty_or_missing_store_explains_how_to_fill_it(tmp_path, monkeypatch, kind):
     d = tmp_path / "store"
     if kind == "empty":
-        from tracekit.store import Store
+        from tracekit.store.store import Store
         Store(d, create=True)
     monkeypatch.setenv("TRACEKIT_DATA", str(d))
     at = AppTest.from_file(str(APP), default_timeout=60).run()
@@ -527,7 +527,7 @@ def test_not_a_store_is_a_message(tmp_path, monkeypatch):
 
 
 def test_launch_command_and_app_path(tmp_path):
-    from tracekit import dashboard
+    from tracekit.apps import dashboard
 
     assert dashboard.app_path() == APP or dashboard.app_path().name == "app.py"
     cmd = dashboard.command(tmp_path, 8765)
@@ -547,7 +547,7 @@ def test_launch_announces_the_port_streamlit_bound(tmp_path, capsys):
     port it bound), not one chosen beforehand."""
     import io
 
-    from tracekit import dashboard
+    from tracekit.apps import dashboard
 
     welcome = (b"\n  You can now view your Streamlit app in your browser.\n\n"
                b"  URL: http://127.0.0.1:40123\n\n  URL: http://127.0.0.1:40999\n")
@@ -560,7 +560,7 @@ def test_launch_announces_the_port_streamlit_bound(tmp_path, capsys):
 def test_papers_page_with_the_bundled_paper_files(app, dash_store):
     """The Papers page over the bundled paper files (tracekit/experiments/papers/): every
     paper experiment they name is listed, with no result in this store (none saved)."""
-    from tracekit import reproduce as rp
+    from tracekit.analysis import reproduce as rp
 
     at = app("papers")
     papers = rp.load_papers()
@@ -574,7 +574,7 @@ def test_papers_page_with_the_bundled_paper_files(app, dash_store):
 
 
 def test_dashboard_module_does_not_import_streamlit():
-    out = subprocess.run([sys.executable, "-c", "import sys, tracekit.dashboard; "
+    out = subprocess.run([sys.executable, "-c", "import sys, tracekit.apps.dashboard; "
                           "print(any(m.split('.')[0] in ('streamlit', 'plotly') for m in sys.modules))"],
                          capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
@@ -1008,7 +1008,7 @@ def test_time_series_draws_a_sampled_cwnd_file_beside_the_agents_cwnd(tmp_path, 
     """A two-column `time value` file (a Tcl proc's cwnd samples: the series view), ingested
     with the packet trace's sim_id and var=cwnd, is drawn in the cwnd chart as it was written,
     beside the agents' own cwnd_ trace of that simulation."""
-    from tracekit.ingest import ingest_paths
+    from tracekit.ingest.pipeline import ingest_paths
 
     store = tmp_path / "store"
     sample = REPO / "sample_traces" / "reno-vs-vegas" / "DropTail-seed1"

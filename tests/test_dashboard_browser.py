@@ -1,4 +1,4 @@
-"""The dashboard end to end in a real browser: `tracekit.dashboard.launch` serves it on a
+"""The dashboard end to end in a real browser: `tracekit.apps.dashboard.launch` serves it on a
 free port over a store of real ns-2 runs, headless Chromium (Debian's `chromium`, driven
 by Playwright) opens every page, waits for its plotly charts, checks there is no Streamlit
 exception box, saves a screenshot per page under $TRACEKIT_SCREENSHOTS (default: the
@@ -61,7 +61,7 @@ def server(tmp_path_factory):
     log = tmp_path_factory.mktemp("dash-log") / "streamlit.log"
     # port 0: Streamlit binds one the system picks and says which (no port chosen here and
     # closed again, which another process could take before Streamlit binds it)
-    code = (f"import sys; from pathlib import Path; from tracekit.dashboard import launch; "
+    code = (f"import sys; from pathlib import Path; from tracekit.apps.dashboard import launch; "
             f"sys.exit(launch(Path({str(store)!r}), 0, papers_dir={f'Path({str(papers)!r})' if papers else None}))")
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=subprocess.STDOUT,

@@ -21,8 +21,8 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from test_dashboard import APP, arr, charts, close, frame  # noqa: E402
 from test_reproduce import PAPER  # noqa: E402
-from tracekit import reproduce as rp  # noqa: E402
-from tracekit.query import connect  # noqa: E402
+from tracekit.analysis import reproduce as rp  # noqa: E402
+from tracekit.db.query import connect  # noqa: E402
 
 NS = shutil.which("ns") or "/usr/bin/ns"
 EXP = "varying-error-rate"

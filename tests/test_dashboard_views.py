@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from reference_metrics import find_flows, is_data, parse_trace
-from tracekit.ingest import ingest_paths
-from tracekit.query import connect
+from tracekit.ingest.pipeline import ingest_paths
+from tracekit.db.query import connect
 
 TCL = Path(__file__).resolve().parent / "tcl"
 NS = shutil.which("ns") or "/usr/bin/ns"

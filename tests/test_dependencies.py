@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 # the modules that run only with an extra installed (the commands that reach them check for
 # it first), and that extra
-EXTRA_OF = {"tracekit/experiments/cluster.py": "cluster", "tracekit/report.py": "dashboard", "dashboards": "dashboard"}
+EXTRA_OF = {"tracekit/experiments/cluster.py": "cluster", "tracekit/apps/report.py": "dashboard", "dashboards": "dashboard"}
 USER_EXTRAS = ("dashboard", "cluster")
 
 
@@ -164,7 +164,7 @@ def _store_runs(data: Path) -> list[tuple[str, str | None, int | None]]:
 def _check_isolated(venv: Path, cwd: Path) -> None:
     """The installed tracekit is the venv's own, its C fast paths built, and nothing of the
     development environment is importable from it."""
-    code = ("import sys, tracekit; from tracekit.parsers import wired, wireless; "
+    code = ("import sys, tracekit; from tracekit.formats.parsers import wired, wireless; "
             "print(tracekit.__file__); print(wired._fast is not None and wireless._fast is not None); "
             "print(any('/.venv/' in p for p in sys.path))")
     p = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, timeout=120,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.explain import explain_awk, run_awk, trace_variants
-from tracekit.explain.catalogue import load
-from tracekit.explain.docs import WIRED_RUN, WIRELESS_RUN, measure, render
+from tracekit.analysis.explain import explain_awk, run_awk, trace_variants
+from tracekit.analysis.explain.catalogue import load
+from tracekit.analysis.explain.docs import WIRED_RUN, WIRELESS_RUN, measure, render
 
 AWK = Path(__file__).resolve().parent / "awk"
 DOCS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "why-awk-numbers-differ.md"
@@ -157,7 +157,7 @@ def test_cli_json_on_a_gzip_trace(wired, tmp_path, tracekit_cli, store_listing):
     """--format json on a gzip-compressed copy of a trace the store already holds: gawk reads
     it decompressed, tracekit's values come from the stored run (same content), and the store
     is left as it was."""
-    from tracekit.ingest import ingest_paths
+    from tracekit.ingest.pipeline import ingest_paths
 
     trace, _, args = wired
     gz = tmp_path / "packets.tr.gz"
@@ -233,11 +233,11 @@ def test_variants_are_pruned_as_declared():
 
 
 def test_docs_page_is_current(wired, wireless_runs):
-    """docs/why-awk-numbers-differ.md is what `python -m tracekit.explain.docs` writes from the
+    """docs/why-awk-numbers-differ.md is what `python -m tracekit.analysis.explain.docs` writes from the
     same ns-2 runs (ns-2 is deterministic for a seed): regenerate it after changing the
     catalogue."""
     runs = [measure(wired[0], *WIRED_RUN), measure(wireless_runs("old")[0], *WIRELESS_RUN)]
-    assert render(*runs) == DOCS_PAGE.read_text(), "run: python -m tracekit.explain.docs"
+    assert render(*runs) == DOCS_PAGE.read_text(), "run: python -m tracekit.analysis.explain.docs"
 
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "awk"
@@ -265,7 +265,7 @@ def test_the_benchmark_scripts(wired, name, want):
 
 
 def test_numbers_and_their_unit_labels_are_read():
-    from tracekit.explain.numbers import read_numbers
+    from tracekit.analysis.explain.numbers import read_numbers
 
     out = ("Throughput (Mb/s): 1.25\n"
            "fid1 delay 46.8ms, pdr 0.98 sent 196 packets\n"

@@ -71,7 +71,7 @@ def _commands_with_jobs() -> set[str]:
     """The commands with an option that counts simulations at once (-j/--jobs)."""
     from typer.main import get_command
 
-    from tracekit.cli import app
+    from tracekit.apps.cli import app
 
     return {name for name, cmd in get_command(app).commands.items()     # type: ignore[attr-defined]
             if any("--jobs" in p.opts or "-j" in p.opts for p in cmd.params)}

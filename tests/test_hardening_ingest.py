@@ -17,10 +17,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tracekit.errors import TraceLineError, TracekitError
-from tracekit.ingest import ingest_file, ingest_paths
-from tracekit.query import connect
-from tracekit.store import Store
+from tracekit.core.errors import TraceLineError, TracekitError
+from tracekit.ingest.pipeline import ingest_file, ingest_paths
+from tracekit.db.query import connect
+from tracekit.store.store import Store
 
 from conftest import alive, children_of, time_shifted_copies
 
@@ -415,8 +415,8 @@ def test_full_disk_is_one_line_and_leaves_no_staging(small_fs, ns_traces, store_
 def test_full_disk_injected(tmp_path, ns_traces, store_listing, monkeypatch):
     """The same without root: ENOSPC injected at the Parquet write (the place a full disk
     hits first), in process; the library raises one StoreWriteError and cleans up."""
-    import tracekit.ingest as ing
-    from tracekit.errors import StoreWriteError
+    import tracekit.ingest.pipeline as ing
+    from tracekit.core.errors import StoreWriteError
 
     root = tmp_path / "store"
     ingest_paths(root, [ns_traces["red"]])

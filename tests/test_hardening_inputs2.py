@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-import tracekit.parsers as parsers_pkg
-from tracekit.errors import TraceLineError, TracekitError, shown
-from tracekit.ingest import ingest_paths
-from tracekit.parsers import parse_text, wired, wireless
-from tracekit.query import connect
-from tracekit.store import Store
+import tracekit.formats.parsers as parsers_pkg
+from tracekit.core.errors import TraceLineError, TracekitError, shown
+from tracekit.ingest.pipeline import ingest_paths
+from tracekit.formats.parsers import parse_text, wired, wireless
+from tracekit.db.query import connect
+from tracekit.store.store import Store
 
 from test_hardening_ingest import CAN_MOUNT, TK, env, mounted_tmpfs, one_line_error, staging_left, tk, wired_line
 
@@ -349,7 +349,7 @@ def test_a_named_pipe_with_a_writer_ingests(tmp_path, ns_traces):
 def test_a_writer_that_holds_the_pipe_before_writing(tmp_path, ns_traces):
     """A writer that opens the pipe and writes only later (a simulation's first block): the
     open returns once the writer holds it, and the content read is the whole of what it wrote."""
-    from tracekit.sources import TraceSource, _open_input
+    from tracekit.formats.sources import TraceSource, _open_input
 
     fifo = tmp_path / "f.tr"
     os.mkfifo(fifo)

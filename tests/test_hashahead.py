@@ -1,4 +1,4 @@
-"""A big plain trace's sha256 hashed ahead by a child process (tracekit.hashahead): the run
+"""A big plain trace's sha256 hashed ahead by a child process (tracekit.formats.hashahead): the run
 record holds the sha256 of the content read, computed here by hashlib over the file's bytes,
 whether the file stayed as it was, grew while it was read, or was never hashed ahead."""
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tracekit import hashahead
-from tracekit.query import connect
-from tracekit.sources import TraceSource
+from tracekit.formats import hashahead
+from tracekit.db.query import connect
+from tracekit.formats.sources import TraceSource
 
 
 def wired_lines(n: int, t0: float = 0.0) -> bytes:
@@ -151,7 +151,7 @@ def test_the_mapped_hash_of_a_prefix(tmp_path, monkeypatch):
 # child is left hashing) or as a command ends (its atexit functions run)
 FORKS = """
 import os, sys
-from tracekit import hashahead
+from tracekit.formats import hashahead
 hashahead.start(sys.argv[1], fork=True)
 [d] = hashahead._pending.values()
 print(d.pid, flush=True)
@@ -279,7 +279,7 @@ def test_the_options_taking_a_value_are_the_ingest_commands():
     import typer.main
 
     from tracekit.__main__ import INGEST_VALUED
-    from tracekit.cli import app
+    from tracekit.apps.cli import app
 
     ingest = typer.main.get_command(app).commands["ingest"]
     valued = {opt for p in ingest.params if p.param_type_name == "option" and not p.is_flag for opt in p.opts}

@@ -13,10 +13,10 @@ import reference_hier as refh
 import reference_metrics as refm
 from conftest import _run_ns
 from test_metrics import compare_run
-from tracekit.detect import detect_kind
-from tracekit.ingest import ingest_paths
-from tracekit.parsers.hier import pack, unpack
-from tracekit.query import connect
+from tracekit.formats.detect import detect_kind
+from tracekit.ingest.pipeline import ingest_paths
+from tracekit.formats.parsers.hier import pack, unpack
+from tracekit.db.query import connect
 
 
 def rows(con, sql: str, params=None) -> list[dict]:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.ingest import ingest_file, ingest_paths
-from tracekit.query import connect
-from tracekit.store import Store
+from tracekit.ingest.pipeline import ingest_file, ingest_paths
+from tracekit.db.query import connect
+from tracekit.store.store import Store
 
 from conftest import time_shifted_copies
 

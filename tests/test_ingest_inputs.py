@@ -13,8 +13,8 @@ import shutil
 import pytest
 import zstandard
 
-from tracekit.ingest import ingest_paths
-from tracekit.query import connect
+from tracekit.ingest.pipeline import ingest_paths
+from tracekit.db.query import connect
 
 COMPRESS = {
     "gzip": (".gz", gzip.compress),
@@ -148,7 +148,7 @@ def test_labels_and_flow_labels(tmp_path, ns_traces, tracekit_cli):
 def test_bad_label_syntax(tmp_path, ns_traces, bad):
     from typer.testing import CliRunner
 
-    from tracekit.cli import app
+    from tracekit.apps.cli import app
 
     data = tmp_path / "store"
     res = CliRunner().invoke(app, ["ingest", str(ns_traces["wired_plain"]), *bad, "--data", str(data)])

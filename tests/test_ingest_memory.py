@@ -1,4 +1,4 @@
-"""tracekit.memory.keep_freed_memory (`tracekit ingest`'s malloc settings): a process that frees a chunk's
+"""tracekit.core.memory.keep_freed_memory (`tracekit ingest`'s malloc settings): a process that frees a chunk's
 MiB-sized buffers and allocates the next chunk's keeps the freed memory for them instead of
 having the kernel fault fresh pages in for every chunk. Counted as the process's minor page
 faults (the kernel's own count), in a fresh interpreter with and without the settings, over
@@ -16,7 +16,7 @@ import pytest
 PATTERN = """
 import resource, sys
 if sys.argv[1] == "1":
-    from tracekit.memory import keep_freed_memory
+    from tracekit.core.memory import keep_freed_memory
     keep_freed_memory()
 def touched(n):
     b = bytearray(n)
@@ -51,7 +51,7 @@ def test_freed_chunk_memory_is_reused():
 
 POOL = """
 import sys
-from tracekit.cli import app
+from tracekit.apps.cli import app
 sys.argv = ["tracekit", "ingest", sys.argv[1], "--data", sys.argv[2]]
 try:
     app()
@@ -81,7 +81,7 @@ def test_ingest_takes_arrows_buffers_from_malloc_unless_told(tmp_path, ns_traces
 
 RUN_POOL = """
 import sys
-from tracekit.cli import app
+from tracekit.apps.cli import app
 sys.argv = ["tracekit", *sys.argv[1:]]
 try:
     app()
@@ -97,7 +97,7 @@ print(pyarrow.default_memory_pool().backend_name)
                                      ["sweep", "cbr-variants", "--grid", "cbr_rate_mbps=2,6", "--set", "duration=1", "-j", "1"]])
 def test_run_and_sweep_ingest_with_the_memory_settings_of_ingest(tmp_path, command):
     """`tracekit run` and `tracekit sweep` ingest in their own process, with the settings of
-    `tracekit ingest` (tracekit.memory.for_ingest): Arrow's buffers from glibc's malloc. Before,
+    `tracekit ingest` (tracekit.core.memory.for_ingest): Arrow's buffers from glibc's malloc. Before,
     a sweep's ingests took them from mimalloc: 245,000 minor page faults for 40 simulations
     at the default duration instead of 90,000 (benchmarks/README.md)."""
     import pyarrow
@@ -113,7 +113,7 @@ def test_run_and_sweep_ingest_with_the_memory_settings_of_ingest(tmp_path, comma
 
 REPRODUCE_POOL = """
 import sys
-import tracekit.cli as cli
+import tracekit.apps.cli as cli
 from tracekit.experiments import EXPERIMENTS
 def instead(*a, **k):      # where the simulations would run: which pool their ingest gets
     import pyarrow
@@ -127,7 +127,7 @@ cli.app()
 
 
 def test_reproduce_sets_the_memory_settings_before_pyarrow_is_imported(tmp_path):
-    """`tracekit reproduce` imports pyarrow (tracekit.reproduce) before its sweeps: the
+    """`tracekit reproduce` imports pyarrow (tracekit.analysis.reproduce) before its sweeps: the
     settings must come first, or Arrow keeps mimalloc."""
     import pyarrow
 

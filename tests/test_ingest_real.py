@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.ingest import ingest_file
-from tracekit.query import connect
-from tracekit.store import Store
+from tracekit.ingest.pipeline import ingest_file
+from tracekit.db.query import connect
+from tracekit.store.store import Store
 
 WIRED = ("wired_plain", "wired_tcphdr", "wired_latehdr", "wired_annotate")
 OTHER = {"tcpvar": "tcpvar", "qmon_samples": "queue_monitor", "qmon_events": "queue_monitor", "red": "red"}

@@ -17,8 +17,8 @@ from test_metrics import compare_run, rows
 from tracekit.experiments import SCENARIOS, ScenarioRunError, resolve_params, run_scenario_traces
 from tracekit.experiments import scenarios as scenarios_mod
 from tracekit.experiments.sweep import plan_sweep, run_sims
-from tracekit.parsers import PACKET_KINDS
-from tracekit.query import connect
+from tracekit.formats.parsers import PACKET_KINDS
+from tracekit.db.query import connect
 
 NS = shutil.which("ns")
 needs_ns = pytest.mark.skipif(NS is None, reason="ns-2 not installed (apt-get install ns2)")

@@ -1,5 +1,5 @@
 """The stored facts (issue 16): ingest writes each packet-trace run's flow_facts and
-packet_facts parts (tracekit.materialise, from the sql/ views <table>_from_events), and the
+packet_facts parts (tracekit.ingest.facts, from the sql/ views <table>_from_events), and the
 views read them instead of computing them from the events. On real ns-2 runs (a wired
 dumbbell with named flows, a LAN, a wireless run): the stored path and the computed path (the
 same store with the parts removed, as a store ingested before them) give the same rows, and
@@ -23,12 +23,12 @@ import reference_metrics as refm
 import reference_wireless as refw
 from test_metrics import compare_run
 from test_wireless import compare_views
-from tracekit.columns import FACT_TABLES
-from tracekit.ingest import ingest_paths
-from tracekit.query import close, connect, sql_files
-from tracekit.sqlfiles import definition_hash, fact_part_name
-from tracekit.store import Store
-from tracekit.verify import verify
+from tracekit.store.columns import FACT_TABLES
+from tracekit.ingest.pipeline import ingest_paths
+from tracekit.db.query import close, connect, sql_files
+from tracekit.db.sqlfiles import definition_hash, fact_part_name
+from tracekit.store.store import Store
+from tracekit.store.verify import verify
 
 TCL = Path(__file__).resolve().parent / "tcl"
 NS = shutil.which("ns") or "/usr/bin/ns"
@@ -325,8 +325,8 @@ def test_facts_on_the_connection_made_ahead(runs, tmp_path, monkeypatch):
     old wireless format), the lines kept are exactly those the macro picks from the stored
     events, the connection is the one used, no spill directory is left in the run, and a
     connection made for other definitions is not used (the facts then read the parts)."""
-    import tracekit.ingest as ing
-    from tracekit import materialise
+    import tracekit.ingest.pipeline as ing
+    from tracekit.ingest import facts as materialise
 
     data, ids = runs
     d = tmp_path / "old-format"
@@ -399,7 +399,7 @@ def test_dictionary_codes_with_nulls():
     last value; an offset slice keeps its own codes."""
     import pyarrow as pa
 
-    from tracekit.materialise import _codes
+    from tracekit.ingest.facts import _codes
 
     col = pa.array(["AGT", None, "RTR", "AGT", "MAC"]).dictionary_encode()
     codes, values = _codes(col)
@@ -417,9 +417,9 @@ def test_kept_rows_are_picked_without_importing_pyarrow_compute(runs, tmp_path):
     rows are kept (the facts computed from them)."""
     _, ids = runs
     code = ("import sys\n"
-            "import tracekit.ingest as ing\n"
-            "from tracekit import materialise\n"
-            "from tracekit.store import Store\n"
+            "import tracekit.ingest.pipeline as ing\n"
+            "from tracekit.ingest import facts as materialise\n"
+            "from tracekit.store.store import Store\n"
             "ing.SMALL_RUN_BYTES = materialise.SMALL_RUN_BYTES = 0\n"
             "kept = []\n"
             "real = materialise._compute_on\n"
@@ -442,9 +442,9 @@ def test_a_failed_ingest_closes_the_connection_made_ahead(runs, tmp_path, monkey
     the store holds no run and no staging directory, and the thread is done."""
     import threading
 
-    import tracekit.ingest as ing
-    from tracekit import materialise
-    from tracekit.errors import TraceLineError
+    import tracekit.ingest.pipeline as ing
+    from tracekit.ingest import facts as materialise
+    from tracekit.core.errors import TraceLineError
 
     monkeypatch.setattr(ing, "SMALL_RUN_BYTES", 0)
     monkeypatch.setattr(materialise, "SMALL_RUN_BYTES", 0)
@@ -474,8 +474,8 @@ def test_the_macro_is_evaluated_on_the_facts_database(runs, tmp_path, monkeypatc
     facts' own DuckDB database (materialise.Ahead): the ingest opens one database, not a second
     one for the macro (~13 ms to make, 8-10 ms to close after the last chunk), and the rows
     are still kept (the facts computed from them)."""
-    import tracekit.ingest as ing
-    from tracekit import materialise
+    import tracekit.ingest.pipeline as ing
+    from tracekit.ingest import facts as materialise
 
     _, ids = runs
     monkeypatch.setattr(ing, "SMALL_RUN_BYTES", 0)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import reference_metrics as ref
-from tracekit.ingest import ingest_paths
-from tracekit.query import connect, sql_files
+from tracekit.ingest.pipeline import ingest_paths
+from tracekit.db.query import connect, sql_files
 
 TCL = Path(__file__).resolve().parent / "tcl"
 NS = shutil.which("ns") or "/usr/bin/ns"

@@ -4,7 +4,7 @@ version, and every condition a row or claim names is one the experiment runs, so
 be unevaluable by a typo."""
 from __future__ import annotations
 
-from tracekit import reproduce as rp
+from tracekit.analysis import reproduce as rp
 from tracekit.experiments import EXPERIMENTS
 
 

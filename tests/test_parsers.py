@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tracekit.errors import TraceLineError, TracekitError
-from tracekit.ingest import ingest_file
-from tracekit.parsers import as_polars, get_parser, parse_text
-from tracekit.store import Store
+from tracekit.core.errors import TraceLineError, TracekitError
+from tracekit.ingest.pipeline import ingest_file
+from tracekit.formats.parsers import as_polars, get_parser, parse_text
+from tracekit.store.store import Store
 
 KINDS = ("wired", "tcpvar", "queue_monitor", "red")
 SETTINGS = dict(database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -334,7 +334,7 @@ def long_valid_lines():
 
 @pytest.mark.parametrize("chunk_bytes", [64, 1000])
 def test_ingest_small_chunks_reads_every_line(tmp_path, long_valid_lines, chunk_bytes):
-    from tracekit.query import connect
+    from tracekit.db.query import connect
 
     f = tmp_path / "t.tr"
     f.write_text("\n".join(long_valid_lines) + "\n")
@@ -407,7 +407,7 @@ def test_normalize_ws_is_collapse_and_trim(text):
     every run of blanks -> one space, then no blank at the start or end of a line."""
     import re
 
-    from tracekit.parsers import normalize_ws
+    from tracekit.formats.parsers import normalize_ws
 
     data = text.encode()
     want = re.sub(rb"(?m)^ | $", b"", re.sub(rb"[ \t]+", b" ", data.replace(b"\r\n", b"\n")))
@@ -417,7 +417,7 @@ def test_normalize_ws_is_collapse_and_trim(text):
 # -- the registry of trace formats ---------------------------------------------------------------
 
 def test_registry_kinds_tables_and_packet_kinds():
-    from tracekit.parsers import FORMATS, MAIN_TABLE, PACKET_KINDS, TABLES
+    from tracekit.formats.parsers import FORMATS, MAIN_TABLE, PACKET_KINDS, TABLES
 
     assert MAIN_TABLE == {"wired": "events", "wireless": "wireless_events", "tcpvar": "tcp_vars",
                           "queue_monitor": "queue_samples", "red": "red_vars", "series": "series", "nam": "events",
@@ -443,8 +443,8 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
                           "supported), which tracekit cannot ingest yet"),
 ])
 def test_detection_of_the_captured_traces(name, expected):
-    from tracekit.detect import detect_kind
-    from tracekit.errors import UnsupportedTraceError
+    from tracekit.formats.detect import detect_kind
+    from tracekit.core.errors import UnsupportedTraceError
 
     sample = (DATA_DIR / name).read_bytes()
     if " " not in expected:
@@ -456,8 +456,8 @@ def test_detection_of_the_captured_traces(name, expected):
 
 
 def test_unknown_format_names_every_ingestible_kind():
-    from tracekit.detect import detect_kind
-    from tracekit.errors import UnsupportedTraceError
+    from tracekit.formats.detect import detect_kind
+    from tracekit.core.errors import UnsupportedTraceError
 
     with pytest.raises(UnsupportedTraceError) as e:
         detect_kind(b"hello world\n", "f")
@@ -466,8 +466,8 @@ def test_unknown_format_names_every_ingestible_kind():
 
 
 def test_detection_asks_the_registered_formats(monkeypatch):
-    import tracekit.detect as detect
-    from tracekit.parsers import Parser, TraceFormat
+    import tracekit.formats.detect as detect
+    from tracekit.formats.parsers import Parser, TraceFormat
 
     toy = TraceFormat(kind="toy", description="a toy trace", claims=lambda line: line.startswith("TOY "), parser=Parser)
     assert detect.classify_line("TOY 1 2") is None

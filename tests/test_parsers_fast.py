@@ -1,4 +1,4 @@
-"""The wired parser's compiled fast path (tracekit/parsers/_wiredc.c) against its pure-Python
+"""The wired parser's compiled fast path (tracekit/formats/parsers/_wiredc.c) against its pure-Python
 polars parser: on real ns-2 traces (12-field, 16-field show_tcphdr_, mixed, annotated, a LAN
 with `h` lines), chunk by chunk at several chunk sizes, and on real lines with one field
 changed into every odd form we could think of. Both must give equal tables (stored types),
@@ -16,12 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
 
-from tracekit.ingest import _conform, _stored_schema, ingest_file
-from tracekit.parsers import ParsedChunk, wired
-from tracekit.sources import TraceSource
-from tracekit.store import Store
+from tracekit.ingest.pipeline import _conform, _stored_schema, ingest_file
+from tracekit.formats.parsers import ParsedChunk, wired
+from tracekit.formats.sources import TraceSource
+from tracekit.store.store import Store
 
-_wiredc = pytest.importorskip("tracekit.parsers._wiredc", reason="the C fast path is not built")
+_wiredc = pytest.importorskip("tracekit.formats.parsers._wiredc", reason="the C fast path is not built")
 
 
 def _parse(data: bytes, first: int, fast: bool, monkeypatch) -> ParsedChunk:
@@ -169,7 +169,7 @@ def test_normalize_ws_in_c_is_the_python_one():
     on every short string of blanks, tabs, CR, LF and a letter, and on a real wireless trace."""
     from itertools import product
 
-    from tracekit.parsers import normalize_ws_py
+    from tracekit.formats.parsers import normalize_ws_py
 
     for n in range(7):
         for t in product(b" \t\r\na", repeat=n):

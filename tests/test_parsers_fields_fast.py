@@ -1,5 +1,5 @@
 """The queue monitor and TCP variable parsers' compiled fast path (parse_fields in
-tracekit/parsers/_wiredc.c: a chunk of lines of one fixed shape, as ns-2 writes them, the
+tracekit/formats/parsers/_wiredc.c: a chunk of lines of one fixed shape, as ns-2 writes them, the
 traces a sweep ingests per simulation) against their polars parsers: on real ns-2 traces (a
 scenario's header on top), on chunks cut anywhere, and on real lines with one field changed
 into odd forms. Both must give equal stored tables, the same bad lines and comments; the fast
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from tracekit import parsers
-from tracekit.ingest import _conform, _stored_schema
-from tracekit.parsers import ParsedChunk, queue, tcpvar
+from tracekit.formats import parsers
+from tracekit.ingest.pipeline import _conform, _stored_schema
+from tracekit.formats.parsers import ParsedChunk, queue, tcpvar
 
-_wiredc = pytest.importorskip("tracekit.parsers._wiredc", reason="the C fast path is not built")
+_wiredc = pytest.importorskip("tracekit.formats.parsers._wiredc", reason="the C fast path is not built")
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_traces" / "cbr-variants" / "Reno-7.0-seed1"
 PARSERS = {"queue_samples": queue.QueueMonitorParser(), "tcp_vars": tcpvar.TcpVarParser()}

@@ -1,4 +1,4 @@
-"""The wireless parser's compiled fast path (tracekit/parsers/_wirelessc.c) against its
+"""The wireless parser's compiled fast path (tracekit/formats/parsers/_wirelessc.c) against its
 pure-Python polars parser: on real ns-2 wireless traces of both formats (old CMU, new `-t`,
 the two mixed; AODV, DSR with its own `S` lines, an energy model, `v` annotations, MDART),
 chunk by chunk at several chunk sizes, and on real lines with one field changed into odd
@@ -21,13 +21,13 @@ import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
 
-from tracekit.errors import TracekitError
-from tracekit.ingest import _conform, _pl_schema, _stored_schema, ingest_file
-from tracekit.parsers import ParsedChunk, as_polars, parse_text, wireless
-from tracekit.sources import TraceSource
-from tracekit.store import Store
+from tracekit.core.errors import TracekitError
+from tracekit.ingest.pipeline import _conform, _pl_schema, _stored_schema, ingest_file
+from tracekit.formats.parsers import ParsedChunk, as_polars, parse_text, wireless
+from tracekit.formats.sources import TraceSource
+from tracekit.store.store import Store
 
-_wirelessc = pytest.importorskip("tracekit.parsers._wirelessc", reason="the C fast path is not built")
+_wirelessc = pytest.importorskip("tracekit.formats.parsers._wirelessc", reason="the C fast path is not built")
 
 NS = "/usr/bin/ns"
 TCL = Path(__file__).parent / "tcl"
@@ -65,7 +65,7 @@ def _same_tables(a: ParsedChunk, b: ParsedChunk, took: bool) -> None:
     for name in a.tables:
         assert as_polars(a.tables[name]).schema == as_polars(b.tables[name]).schema, name
         assert_frame_equal(_stored(a.tables[name], name), _stored(b.tables[name], name))
-        # and as the Parquet writer gets them (tracekit.ingest._conform), dictionaries as text
+        # and as the Parquet writer gets them (tracekit.ingest.pipeline._conform), dictionaries as text
         got, want = (_conform(x.tables[name], name) for x in (a, b))
         assert got.schema == want.schema == _stored_schema(name), name
         assert _decoded(got).equals(_decoded(want)), name
@@ -402,7 +402,7 @@ def test_pure_python_switch():
     """The parser uses the fast path where it is built; TRACEKIT_PURE_PYTHON=1 leaves it without."""
     if os.environ.get("TRACEKIT_PURE_PYTHON", "") in ("", "0"):
         assert wireless._fast is _wirelessc
-    code = "from tracekit.parsers import wireless; print(wireless._fast is None)"
+    code = "from tracekit.formats.parsers import wireless; print(wireless._fast is None)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "TRACEKIT_PURE_PYTHON": "1"}).stdout.strip()
     assert out == "True"
@@ -414,7 +414,7 @@ def test_fast_ingest_imports_no_polars(tmp_path):
     trace = tmp_path / "t.tr"
     in_order = sorted(BASES, key=lambda line: float(line.split()[2 if line.split()[1] == "-t" else 1]))
     trace.write_text("# tracekit-meta {}\n" + "\n".join(in_order) + "\n")
-    code = ("import sys\nfrom tracekit.ingest import ingest_file\nfrom tracekit.store import Store\n"
+    code = ("import sys\nfrom tracekit.ingest.pipeline import ingest_file\nfrom tracekit.store.store import Store\n"
             f"ingest_file(Store({str(tmp_path / 's')!r}, create=True), {str(trace)!r})\n"
             "print('polars' in sys.modules)")
     env = {k: v for k, v in os.environ.items() if k != "TRACEKIT_PURE_PYTHON"}

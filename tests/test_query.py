@@ -1,4 +1,4 @@
-"""The raw_* views over the store's Parquet parts (tracekit.query): they name each file and
+"""The raw_* views over the store's Parquet parts (tracekit.db.query): they name each file and
 declare their columns, so they must still read exactly what the files hold. The reference is
 a plain DuckDB read of the same files by glob with union_by_name (how the views read the
 store before), written out here."""
@@ -11,10 +11,10 @@ import duckdb
 import polars as pl
 import pytest
 
-from tracekit.ingest import ingest_paths
-from tracekit.query import connect, run_query, store_files
-from tracekit.schema import RUNS, TABLES
-from tracekit.store import Store
+from tracekit.ingest.pipeline import ingest_paths
+from tracekit.db.query import connect, run_query, store_files
+from tracekit.store.schema import RUNS, TABLES
+from tracekit.store.store import Store
 
 
 # the run record's UTC timestamp as text (fetching a TIMESTAMPTZ would need pytz)
@@ -109,7 +109,7 @@ def test_a_part_without_a_declared_column_is_an_error_naming_it(tmp_path, popula
 # -- each typed query: its own connection, a private temp directory, limits ------------------
 
 def test_temp_directory_is_private_per_connection_and_removed_at_close(populated_store, tmp_path, monkeypatch):
-    from tracekit.query import close
+    from tracekit.db.query import close
 
     cwd = tmp_path / "cwd"
     cwd.mkdir()
@@ -131,8 +131,8 @@ def test_temp_directory_is_private_per_connection_and_removed_at_close(populated
 
 
 def test_a_query_run_is_cancelled_from_another_thread(populated_store):
-    from tracekit.errors import TracekitError
-    from tracekit.query import QueryRun
+    from tracekit.core.errors import TracekitError
+    from tracekit.db.query import QueryRun
 
     long = QueryRun(populated_store, "SELECT count(*) FROM range(1000000000000) WHERE random() < 0.5",
                     lambda rel: rel.fetchall(), timeout_s=0).start()
@@ -146,7 +146,7 @@ def test_a_query_run_is_cancelled_from_another_thread(populated_store):
 
 
 def test_a_query_run_times_out(populated_store):
-    from tracekit.query import QueryRun
+    from tracekit.db.query import QueryRun
 
     run = QueryRun(populated_store, "SELECT count(*) FROM range(1000000000000) WHERE random() < 0.5",
                    lambda rel: rel.fetchall(), timeout_s=0.5, hints={"timeout": "the page's timeout"}).start()
@@ -164,8 +164,8 @@ def test_a_query_run_times_out(populated_store):
     "EXPLAIN",
 ])
 def test_check_query_refuses_explain_but_of_one_select(populated_store, query):
-    from tracekit.errors import TracekitError
-    from tracekit.query import check_query
+    from tracekit.core.errors import TracekitError
+    from tracekit.db.query import check_query
 
     con = connect(populated_store)
     with pytest.raises(TracekitError, match="EXPLAIN|syntax|Parser|only queries"):
@@ -175,7 +175,7 @@ def test_check_query_refuses_explain_but_of_one_select(populated_store, query):
 def test_a_one_query_connection_defers_binding_and_gives_the_same_rows(runs_of_kinds):
     """connect(for_query=...) creates its views WITH (DEFER_BINDING) where DuckDB knows it:
     the same rows as a connection whose views were bound at creation."""
-    from tracekit.query import close
+    from tracekit.db.query import close
     q = "SELECT * FROM flow_stats ORDER BY ALL"
     bound = connect(runs_of_kinds)
     one = connect(runs_of_kinds, for_query=q)
@@ -193,7 +193,7 @@ def test_a_one_query_connection_defers_binding_and_gives_the_same_rows(runs_of_k
 def test_a_duckdb_without_deferred_binding_gets_the_views_as_written():
     """Where DuckDB does not parse WITH (DEFER_BINDING) (a DuckDB before 2.0), each view is
     created as written, and no further one is tried deferred."""
-    from tracekit.query import _create
+    from tracekit.db.query import _create
     ran: list[str] = []
 
     class Old:
@@ -218,8 +218,8 @@ def test_the_hier_views_declared_columns_are_the_views_own():
     """In a store without runs with hierarchical addresses, hier_flows and hier_packets are
     defined as empty relations of the columns sqlfiles.HIER_VIEWS declares: those of the
     views themselves (bound over empty raw_* views, as the sql/ files define them)."""
-    from tracekit.catalogue import create_catalogue_table
-    from tracekit.sqlfiles import COMPUTED_VIEWS, HIER_VIEWS, RAW_VIEWS, _raw_view_sql, computed_view_sql, sql_files
+    from tracekit.db.catalogue import create_catalogue_table
+    from tracekit.db.sqlfiles import COMPUTED_VIEWS, HIER_VIEWS, RAW_VIEWS, _raw_view_sql, computed_view_sql, sql_files
     con = duckdb.connect()
     for name, columns in RAW_VIEWS:
         con.execute(_raw_view_sql(name, columns, []))
@@ -233,7 +233,7 @@ def test_the_hier_views_declared_columns_are_the_views_own():
 
 
 def test_a_store_without_hier_runs_gets_empty_hier_views(runs_of_kinds):
-    from tracekit.query import close
+    from tracekit.db.query import close
     con = connect(runs_of_kinds, for_query="SELECT * FROM flow_stats")
     try:
         (sql,) = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'hier_packets'").fetchone()

@@ -40,7 +40,7 @@ def report_file(store, tmp_path_factory):
     """The report written by the CLI (in process), with its stdout and stderr."""
     from typer.testing import CliRunner
 
-    from tracekit.cli import app
+    from tracekit.apps.cli import app
 
     out = tmp_path_factory.mktemp("report-out") / "report.html"
     res = CliRunner().invoke(app, ["report", "--where", "scenario=queue-influence", "-o", str(out), "--data", str(store)])
@@ -79,7 +79,7 @@ class _Tables(HTMLParser):
 @pytest.fixture(scope="module")
 def flow_rows(store) -> tuple[dict, list[dict]]:
     """The runs' labels {run_id: (queue, cbr_rate_mbps)} and the flow_stats rows as dicts."""
-    from tracekit.query import connect
+    from tracekit.db.query import connect
 
     con = connect(store)
     labels = {rid: (q, c) for rid, q, c in con.execute(
@@ -283,8 +283,8 @@ def test_the_paper_section_lists_every_claim_of_the_experiment(store):
     about it, counted here from the files themselves."""
     import tomllib
 
-    from tracekit.report import _reproduce, _reproduce_html
-    from tracekit.reproduce import PAPERS_DIR
+    from tracekit.apps.report import _reproduce, _reproduce_html
+    from tracekit.analysis.reproduce import PAPERS_DIR
 
     claims = [c for f in sorted(PAPERS_DIR.glob("*.toml")) for c in tomllib.loads(f.read_text()).get("claims", [])
               if c.get("experiment") == "cbr-exp3"]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tracekit import reproduce as rp
-from tracekit.errors import TracekitError
+from tracekit.analysis import reproduce as rp
+from tracekit.core.errors import TracekitError
 from tracekit.experiments import EXPERIMENTS
 from tracekit.experiments.scenarios import ScenarioFileError, load_scenario_file, TCL_DIR
 from tracekit.experiments.sweep import plan_experiment
@@ -263,7 +263,7 @@ def store(tmp_path_factory):
 @pytest.fixture(scope="module")
 def plain(store):
     """(variant, error_rate) -> {seed: throughput_kbps} from flow_stats rows, in Python."""
-    from tracekit.query import connect
+    from tracekit.db.query import connect
 
     con = connect(store)
     rows = con.execute("SELECT r.labels, f.throughput_kbps FROM flow_stats f JOIN runs r USING (run_id) "
@@ -278,7 +278,7 @@ def plain(store):
 
 @pytest.fixture(scope="module")
 def result(store, tmp_path_factory):
-    from tracekit.query import connect
+    from tracekit.db.query import connect
 
     papers = rp.load_papers(_write(tmp_path_factory.mktemp("p"), PAPER))
     return rp.evaluate(connect(store), "varying-error-rate", papers=papers)
@@ -413,7 +413,7 @@ def test_quick_plan_differs_only_where_declared():
 def test_a_copied_run_is_not_a_second_replication(store, tmp_path):
     """Two runs of one simulation (a copy left by an older tracekit, which did not refuse
     them at ingest) count once in run_configs, and so in every comparison."""
-    from tracekit.query import connect
+    from tracekit.db.query import connect
 
     d = tmp_path / "store"
     shutil.copytree(store, d)

@@ -123,7 +123,7 @@ def _startable_limit() -> int:
     """The lowest descriptor limit at which this Python starts at all (below it the
     interpreter fails before any of tracekit runs)."""
     for n in range(4, 64):
-        p = subprocess.run([sys.executable, "-c", "import tracekit.exits"], capture_output=True, timeout=60, env=env(),
+        p = subprocess.run([sys.executable, "-c", "import tracekit.core.exits"], capture_output=True, timeout=60, env=env(),
                            preexec_fn=lambda n=n: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n)))
         if p.returncode == 0:
             return n
@@ -201,7 +201,7 @@ def test_the_boundary_with_duckdb_half_imported(monkeypatch, capsys):
 
     import typer
 
-    from tracekit.cli import handles_errors
+    from tracekit.apps.cli import handles_errors
 
     half = types.ModuleType("duckdb")       # what `import duckdb` has defined so far: nothing
     monkeypatch.setitem(sys.modules, "duckdb", half)
@@ -234,7 +234,7 @@ def test_the_end_waits_for_a_working_thread_and_skips_the_teardown(populated_sto
                 _open({str(torn)!r}, "w").close()
         witness = Witness()
         sys.argv = ["tracekit", "sql", "SELECT 1", "--data", {str(populated_store)!r}]
-        from tracekit.cli import entry_point
+        from tracekit.apps.cli import entry_point
         entry_point()
         """)
     p = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120, env=env())

@@ -358,8 +358,8 @@ def test_drain_is_short_relative_to_the_run(tmp_path):
     sending, rx_bytes * 8 / 1000 / (duration - first send), counted here from the trace. The
     TCP source sends nothing after duration (its agent is muted then: ns-2's `$ftp stop`
     alone lets it retransmit on its timers), and nothing is left in flight at stop_s."""
-    from tracekit.ingest import ingest_paths
-    from tracekit.query import connect
+    from tracekit.ingest.pipeline import ingest_paths
+    from tracekit.db.query import connect
 
     for seed in (1, 2):
         out = tmp_path / f"s{seed}"

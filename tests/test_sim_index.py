@@ -10,9 +10,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tracekit.errors import TracekitError
-from tracekit.ingest import ingest_file
-from tracekit.store import Store
+from tracekit.core.errors import TracekitError
+from tracekit.ingest.pipeline import ingest_file
+from tracekit.store.store import Store
 
 
 def wired(path: Path, n: int) -> Path:
@@ -138,7 +138,7 @@ def test_a_run_staged_within_a_held_staging_directory(tmp_path):
     """ingest_file(staging_within=d) stages the run inside d (a sweep's simulation's staging
     directory) without a lock file of its own, commits it the same way, and leaves d as it
     was; under the simulation's claim, taken once for its traces."""
-    from tracekit.ingest import sim_claim_name
+    from tracekit.ingest.pipeline import sim_claim_name
 
     store = Store(tmp_path / "s", create=True)
     work = store.new_staging(tag="sim")

@@ -3,7 +3,7 @@ what is stored: on real ns-2 traces of the bundled scenarios (sample_traces/, a 
 header on top):
 
 - the stored facts of a small run are computed on a DuckDB connection kept from the run
-  before (tracekit.materialise._KEPT), its views re-pointed: the parts equal those computed
+  before (tracekit.ingest.facts._KEPT), its views re-pointed: the parts equal those computed
   on a connection of their own, as every run's were before (the reference here), whatever
   ran on the kept connection before; a run that would need to spill is computed that way;
 - a sweep commits its packet runs without their facts and stores those of several runs by one
@@ -25,13 +25,13 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from tracekit import ingest as ing
-from tracekit import materialise
-from tracekit.columns import FACT_TABLES
-from tracekit.parsers import as_polars, comment_lines, wired
-from tracekit.sources import PEEK_BYTES
-from tracekit.sqlfiles import definition_hash, fact_part_name, sql_files
-from tracekit.store import Store
+from tracekit.ingest import pipeline as ing
+from tracekit.ingest import facts as materialise
+from tracekit.store.columns import FACT_TABLES
+from tracekit.formats.parsers import as_polars, comment_lines, wired
+from tracekit.formats.sources import PEEK_BYTES
+from tracekit.db.sqlfiles import definition_hash, fact_part_name, sql_files
+from tracekit.store.store import Store
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces"
 # two wired runs of one scenario (the same flows, other values) and a wireless one
@@ -131,7 +131,7 @@ def test_facts_stored_after_the_commit_several_runs_at_once_equal_those_stored_a
     assert [r for r, _ in runs] == ref and [k for _, k in runs] == ["wired", "wired", "wireless"]
     assert not list((tmp_path / "later" / "runs").glob("*/*facts*"))
     # a run committed without them is whole: its facts are computed from its events, the same rows
-    from tracekit import query
+    from tracekit.db import query
 
     def rows(store: Path) -> dict[str, list]:
         con = query.connect(store)
@@ -238,7 +238,7 @@ def test_only_a_regular_file_counts_as_small(plain, tmp_path):
     assert ing._regular_size(fifo) == float("inf")
 
 
-_wiredc = pytest.importorskip("tracekit.parsers._wiredc", reason="the C fast path is not built")
+_wiredc = pytest.importorskip("tracekit.formats.parsers._wiredc", reason="the C fast path is not built")
 
 
 def _parse(data: bytes, first: int, fast: bool, monkeypatch):

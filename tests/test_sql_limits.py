@@ -177,7 +177,7 @@ def test_a_query_run_is_given_up_when_it_cannot_be_stopped(populated_store, tmp_
     certainly still running when wait() ends, however slow the connect."""
     prog = textwrap.dedent(f"""
         import os, sys, threading
-        from tracekit.query import QueryRun, default_limits
+        from tracekit.db.query import QueryRun, default_limits
         entered, held = threading.Event(), threading.Event()
         def held_until_released(x):
             entered.set()
@@ -260,7 +260,7 @@ COLUMNS = ["i", "s", "f", "l", "m"]
 
 @pytest.mark.parametrize("batches", [[], [ROWS], [ROWS[:1], [], ROWS[1:]], [[r] for r in ROWS]], ids=["none", "one", "split", "each"])
 def test_write_rows_writes_what_the_standard_library_does_for_all_rows_at_once(batches):
-    from tracekit.output import write_rows
+    from tracekit.apps.output import write_rows
 
     rows = [r for b in batches for r in b]
     out = io.StringIO()

@@ -1,5 +1,5 @@
 """What `tracekit sql` needs to start fast (issue 16): the stored columns in DuckDB's words
-without Arrow (tracekit.columns, checked against the Arrow schemas and against what DuckDB
+without Arrow (tracekit.store.columns, checked against the Arrow schemas and against what DuckDB
 reads from real parts), only the views a query can name (checked against the sql/ headers
 read here with a plain regex, and against a connection with every view), and no polars,
 pyarrow or numpy imported on the way (read from `python -X importtime`)."""
@@ -13,9 +13,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tracekit.columns import RAW_COLUMNS
-from tracekit.query import close, connect, sql_dir
-from tracekit.schema import FACTS, RUNS, TABLES, duck_type
+from tracekit.store.columns import RAW_COLUMNS
+from tracekit.db.query import close, connect, sql_dir
+from tracekit.store.schema import FACTS, RUNS, TABLES, duck_type
 
 HEAVY = ("polars", "pyarrow", "numpy", "pandas", "pydantic")
 
@@ -111,7 +111,7 @@ def _imported(args: list[str]) -> tuple[set[str], subprocess.CompletedProcess]:
 def test_the_sql_command_imports_no_dataframe_library(populated_store, query):
     mods, p = _imported(["sql", query, "--data", str(populated_store), "--format", "csv"])
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "duckdb" in mods and "tracekit.query" in mods
+    assert "duckdb" in mods and "tracekit.db.query" in mods
     assert [m for m in HEAVY if m in mods] == []
     assert p.stdout.splitlines()[0] in ("1", "n")
 
@@ -125,7 +125,7 @@ def test_ingest_with_paths_and_labels_imports_no_pydantic(tmp_path):
     mods, p = _imported(["ingest", str(trace), "--data", str(tmp_path / "store"), "-l", "variant=Reno", "--label", "seed=3",
                          "--flow-label", "1=cbr"])
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "pydantic" not in mods and "tracekit.ingest" in mods
+    assert "pydantic" not in mods and "tracekit.ingest.pipeline" in mods
     got = subprocess.run([sys.executable, "-m", "tracekit", "sql", "SELECT seed, n_events FROM runs",
                           "--data", str(tmp_path / "store"), "--format", "csv"], capture_output=True, text=True, timeout=60)
     assert got.stdout.splitlines()[1:] == ["3,3"], got.stdout + got.stderr
@@ -138,7 +138,7 @@ def test_help_imports_no_dataframe_library_nor_duckdb():
 
 
 def test_the_columns_module_imports_nothing_heavy():
-    p = subprocess.run([sys.executable, "-c", "import sys, tracekit.columns, tracekit.store, tracekit.query; "
+    p = subprocess.run([sys.executable, "-c", "import sys, tracekit.store.columns, tracekit.store.store, tracekit.db.query; "
                         f"print([m for m in {HEAVY!r} if m in sys.modules])"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
@@ -158,8 +158,8 @@ def _typers_own(annotation, value):
 def test_plain_option_values_are_typers_own():
     from typing import List, Optional
 
-    from tracekit.cli import RowFormat
-    from tracekit.cliparams import _UNDECIDED, plain_value
+    from tracekit.apps.cli import RowFormat
+    from tracekit.apps.cliparams import _UNDECIDED, plain_value
     from typer.models import OptionInfo
 
     cases = [(int, ["0", "-3", "12", "1_000", "007", "+5", " 4", "1.0", "x", "99999999999999999999"]),

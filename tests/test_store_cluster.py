@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.errors import TracekitError
-from tracekit.store import LEASE_S, Store
+from tracekit.core.errors import TracekitError
+from tracekit.store.store import LEASE_S, Store
 
 
 def foreign_lock(path: Path, age_s: float, host: str = "node-17.cluster", boot: str = "b00t") -> None:
@@ -68,7 +68,7 @@ def test_claim_of_another_machine_waits_for_its_lease(tmp_path):
 def test_claim_of_a_dead_process_here_is_broken_at_once(tmp_path):
     """Same machine (our hostname and boot id in the file), nobody holds its flock: the
     holder is dead whatever the file's age."""
-    from tracekit.store import _identity
+    from tracekit.store.store import _identity
 
     root = tmp_path / "store"
     store = Store(root, create=True)
@@ -101,7 +101,7 @@ def test_staging_of_another_machine_is_kept_until_its_lease_runs_out(tmp_path):
 
 def test_a_writer_touches_its_lock_files(tmp_path, monkeypatch):
     """The lease is kept by a heartbeat: a held staging lock file's mtime moves on."""
-    import tracekit.store as store_mod
+    import tracekit.store.store as store_mod
 
     monkeypatch.setattr(store_mod, "HEARTBEAT_S", 0.05)
     monkeypatch.setitem(store_mod._HEARTBEAT, "thread", None)     # a fresh thread with the short period

@@ -17,8 +17,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tracekit.damage import tail_problem
-from tracekit.store import Store
+from tracekit.store.damage import tail_problem
+from tracekit.store.store import Store
 
 WARN = "tracekit: warning: run {} is damaged ({}: "
 SWEEP = ("sweep", "varying-parameters", "--grid", "variant=Reno,Sack1", "--seeds", "1-2")
@@ -178,7 +178,7 @@ def test_cut_events_part_skips_that_run(store, _sweep_store, tracekit_cli):
     _one_warning(p, bad, part.name)
 
 
-# the metrics read a run's stored packets (tracekit.materialise), or its events when it has
+# the metrics read a run's stored packets (tracekit.ingest.facts), or its events when it has
 # none (a run ingested before they were stored): a damaged part of either (the events' parts
 # are LZ4, the packets' zstd: the first bytes of a page's compressed data, overwritten with
 # 0xff, no longer decode in either)

@@ -9,9 +9,9 @@ import duckdb
 import polars as pl
 import pyarrow.parquet as pq
 
-from tracekit.ingest import _stored_schema, ingest_file
-from tracekit.schema import TABLES
-from tracekit.store import Store
+from tracekit.ingest.pipeline import _stored_schema, ingest_file
+from tracekit.store.schema import TABLES
+from tracekit.store.store import Store
 
 
 def test_parts_read_back_as_polars_wrote_them(ns_traces, wild_traces, tmp_path):
@@ -24,7 +24,7 @@ def test_parts_read_back_as_polars_wrote_them(ns_traces, wild_traces, tmp_path):
         run = store.run_dir(ingest_file(store, path).run_id)
         for part in sorted(run.glob("*-*.parquet")):
             table = part.name.rsplit("-", 1)[0]
-            if table not in TABLES:            # the stored facts (tracekit.materialise)
+            if table not in TABLES:            # the stored facts (tracekit.ingest.facts)
                 continue
             seen.add(table)
             ref = tmp_path / f"ref-{name}-{part.name}"
@@ -46,7 +46,7 @@ def test_stored_schemas_are_what_polars_writes():
     one polars' write_parquet gives a frame of that table."""
     import io
 
-    from tracekit.ingest import _pl_schema
+    from tracekit.ingest.pipeline import _pl_schema
 
     for table in TABLES:
         buf = io.BytesIO()
@@ -62,8 +62,8 @@ def test_run_record_is_from_pylist():
 
     import pyarrow as pa
 
-    from tracekit.ingest import _record_table
-    from tracekit.schema import RUNS
+    from tracekit.ingest.pipeline import _record_table
+    from tracekit.store.schema import RUNS
 
     base = {"source": "/tmp/é.tr", "sha256": "ab" * 32, "trace_kind": "wired", "compression": "none", "size_bytes": 2**40,
             "n_lines": 7, "n_events": 6, "n_skipped_lines": 0, "t_start": 0.25, "t_end": 1e9, "scenario": None, "seed": None,
@@ -85,7 +85,7 @@ def test_statistics_only_where_they_prune(ns_traces, wild_traces, tmp_path):
     others (nodes, flows, sizes, strings: every part holds all of them) carry none."""
     import pyarrow.compute as pc
 
-    from tracekit.ingest import GROWING
+    from tracekit.ingest.pipeline import GROWING
 
     checked = set()
     for name, path in {"wired": ns_traces["wired_latehdr"], "tcpvar": ns_traces["tcpvar"],

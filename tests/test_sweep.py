@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ns_failing_for_seed_2
 
-from tracekit.errors import TracekitError
+from tracekit.core.errors import TracekitError
 from tracekit.experiments.sweep import done_sim_ids, make_spec, parse_grid, parse_seeds, plan_experiment, plan_sweep
 
 NS = shutil.which("ns")
@@ -330,8 +330,8 @@ def test_a_resumed_sweep_stores_the_facts_its_done_simulations_lack(tmp_path):
     import duckdb
 
     from tracekit.experiments.sweep import run_sims
-    from tracekit.ingest import ingest_file
-    from tracekit.store import Store
+    from tracekit.ingest.pipeline import ingest_file
+    from tracekit.store.store import Store
 
     data = tmp_path / "store"
     specs = plan_sweep("cbr-variants", [parse_grid("cbr_rate_mbps=2,6")], [1], {"duration": "1"})
@@ -430,7 +430,7 @@ def test_a_sweep_holds_one_staging_lock_for_all_its_simulations(tmp_path, monkey
     """A sweep's simulations, their runs and the batches of their facts are staged inside one
     staging directory of the sweep's, under its lock: one lock file made in all (each one made
     and removed costs ~0.5 ms of CPU on ext4), and none left after."""
-    from tracekit import store as store_mod
+    from tracekit.store import store as store_mod
     from tracekit.experiments import sweep
 
     made: list[Path] = []

@@ -181,7 +181,7 @@ def test_the_cli_imports_dask_only_for_scheduler_and_says_which_extra(tmp_path):
     interpreter for both."""
     code = f"""
 import contextlib, io, sys
-from tracekit.cli import main
+from tracekit.apps.cli import main
 
 def tk(*args):
     sys.argv = ['tracekit', *args, '--data', {str(tmp_path / 's')!r}]

@@ -10,8 +10,8 @@ import reference_metrics as refm
 import reference_wireless as refw
 from test_metrics import compare_run
 from test_wireless import compare_views
-from tracekit.ingest import ingest_paths
-from tracekit.query import connect
+from tracekit.ingest.pipeline import ingest_paths
+from tracekit.db.query import connect
 
 
 def rows(con, sql: str, params=None) -> list[dict]:

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 import reference_wireless as ref
-from tracekit.ingest import ingest_paths
-from tracekit.query import connect
+from tracekit.ingest.pipeline import ingest_paths
+from tracekit.db.query import connect
 
 TCL = Path(__file__).resolve().parent / "tcl"
 NS = shutil.which("ns") or "/usr/bin/ns"

@@ -23,11 +23,11 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from tracekit.detect import detect_kind
-from tracekit.ingest import ingest_file
-from tracekit.parsers.wireless import WirelessParser
-from tracekit.query import connect
-from tracekit.store import Store
+from tracekit.formats.detect import detect_kind
+from tracekit.ingest.pipeline import ingest_file
+from tracekit.formats.parsers.wireless import WirelessParser
+from tracekit.db.query import connect
+from tracekit.store.store import Store
 
 NS = shutil.which("ns") or "/usr/bin/ns"
 AWK = shutil.which("gawk") or shutil.which("mawk") or shutil.which("awk")
@@ -540,7 +540,7 @@ def test_a_small_tables_rows_are_gathered_into_few_parts(small_rows, traces, tmp
     """The tables beside the events get a few rows a chunk (or none): their rows are held and
     written as one part once _Writers.SMALL_ROWS of them are, and at the end, in line order,
     not as a tiny part per chunk; the events, a part per chunk."""
-    from tracekit import ingest
+    from tracekit.ingest import pipeline as ingest
 
     if small_rows is not None:
         monkeypatch.setattr(ingest._Writers, "SMALL_ROWS", small_rows)
@@ -565,8 +565,8 @@ def test_a_small_tables_rows_are_gathered_into_few_parts(small_rows, traces, tmp
 def test_a_non_dsr_s_line_is_a_bad_line(tmp_path):
     """Only 'S<letters> TIME ...' lines are DSR's own; a crash message that starts with S
     stops the file at its line instead of landing in wireless_logs."""
-    from tracekit.errors import TraceLineError
-    from tracekit.parsers import parse_text
+    from tracekit.core.errors import TraceLineError
+    from tracekit.formats.parsers import parse_text
 
     good = "Sconfig 0.00000 using MOBICACHE\nSFs 0.606152988 _0_ 8 [0 -> 2] 1(0) to 1\n"
     logs = parse_text(good, "wireless")["wireless_logs"]

@@ -1,6 +1,6 @@
 """The `tracekit` command's entry (its console script, and `python -m tracekit`): the trace of
-a `tracekit ingest` starts being hashed (tracekit.hashahead) before anything else is
-imported, then tracekit.cli runs the command. Started here, the hashing child is forked
+a `tracekit ingest` starts being hashed (tracekit.formats.hashahead) before anything else is
+imported, then tracekit.apps.cli runs the command. Started here, the hashing child is forked
 ~15-20 ms after the process starts (the interpreter's start, ~7 ms of imports before the
 fork) and hashes at once, while the command line's own imports (typer, then pyarrow and the
 parsers) keep the other core idle for ~0.15 s; started by the ingest command itself, after
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from .exits import escaped, exit_promptly   # light (no import of its own): for a start-up that fails
+from tracekit.core.exits import escaped, exit_promptly  # light (no import of its own): for a start-up that fails
 
 # the options of `tracekit ingest` that take a value (tests/test_hashahead.py checks them
 # against the command's own)
@@ -42,10 +42,10 @@ def entry_point() -> None:
     try:
         path = ingest_path(sys.argv[1:])
         if path is not None:
-            from .hashahead import start
+            from tracekit.formats.hashahead import start
 
             start(path, fork=True)      # the process has one thread so far: a fork is safe
-        from .cli import entry_point as cli_entry_point
+        from tracekit.apps.cli import entry_point as cli_entry_point
     except SystemExit:
         raise
     except BaseException as e:      # the imports short of memory or descriptors, Ctrl-C: one line

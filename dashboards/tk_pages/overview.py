@@ -4,7 +4,7 @@ import streamlit as st
 
 import dash_data as dd
 import dash_ui as ui
-from tracekit import catalogue
+from tracekit.db import catalogue
 
 sel: dd.Selection = st.session_state["tk_selection"]
 runs = sel.runs

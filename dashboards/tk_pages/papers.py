@@ -1,5 +1,5 @@
 """Papers: each paper's numbers and claims beside ours, as `tracekit reproduce` sets them
-(tracekit/reproduce.py; the papers are data, tracekit/experiments/papers/*.toml). Per paper
+(tracekit/analysis/reproduce.py; the papers are data, tracekit/experiments/papers/*.toml). Per paper
 experiment, the result saved in the store (reproduce/<experiment>[.quick].json: shown as
 saved, nothing recomputed), or one evaluated here on request from the runs in the store
 (no simulation is run from the dashboard). Each paper table as a chart (our mean with its
@@ -10,7 +10,7 @@ import streamlit as st
 
 import dash_data as dd
 import dash_ui as ui
-from tracekit.catalogue import metrics as catalogued
+from tracekit.db.catalogue import metrics as catalogued
 
 sel: dd.Selection = st.session_state["tk_selection"]
 store = sel.store

@@ -1,5 +1,5 @@
 """SQL: one read-only query over every view, on its own short-lived connection
-(tracekit.query.QueryRun: it cannot write, read outside the store or change the views, and
+(tracekit.db.query.QueryRun: it cannot write, read outside the store or change the views, and
 no other session sees it or waits for it), with a timeout and a Cancel button."""
 import time
 
@@ -9,9 +9,9 @@ import streamlit as st
 
 import dash_data as dd
 import dash_ui as ui
-from tracekit.errors import TracekitError
-from tracekit import catalogue
-from tracekit.query import default_timeout_s
+from tracekit.core.errors import TracekitError
+from tracekit.db import catalogue
+from tracekit.db.query import default_timeout_s
 
 MAX_ROWS = 100_000
 sel: dd.Selection = st.session_state["tk_selection"]

@@ -1,7 +1,7 @@
 -- flow_facts: flow_facts_from_events for every packet-trace run: read from the run's stored
--- `flow_facts` part where ingest wrote one (tracekit.materialise, with the current
+-- `flow_facts` part where ingest wrote one (tracekit.ingest.facts, with the current
 -- definition), computed from its events otherwise: flow_facts_computed, defined by
--- tracekit.query from the store's files, is flow_facts_from_events over those runs.
+-- tracekit.db.query from the store's files, is flow_facts_from_events over those runs.
 -- Columns: see flow_facts_from_events.
 -- uses: raw_flow_facts, flow_facts_computed
 CREATE OR REPLACE VIEW flow_facts AS

@@ -1,6 +1,6 @@
 -- flow_run_facts: flow_run_facts_from_events for every packet-trace run: read from the run's
--- stored `flow_run_facts` part where ingest wrote one (tracekit.materialise, with the current
--- definition), computed otherwise: flow_run_facts_computed, defined by tracekit.query from
+-- stored `flow_run_facts` part where ingest wrote one (tracekit.ingest.facts, with the current
+-- definition), computed otherwise: flow_run_facts_computed, defined by tracekit.db.query from
 -- the store's files, is flow_run_facts_from_events over those runs.
 -- Columns: see flow_run_facts_from_events.
 -- uses: raw_flow_run_facts, flow_run_facts_computed

@@ -1,8 +1,8 @@
 -- packet_facts: packet_facts_from_events for every packet-trace run: read from the run's
--- stored `packet_facts` part where ingest wrote one (tracekit.materialise, with the current
+-- stored `packet_facts` part where ingest wrote one (tracekit.ingest.facts, with the current
 -- definition), computed from its events otherwise (a run ingested before parts were written,
 -- or whose part was written by another definition): packet_facts_computed, defined by
--- tracekit.query from the store's files, is packet_facts_from_events over those runs.
+-- tracekit.db.query from the store's files, is packet_facts_from_events over those runs.
 -- Columns: see packet_facts_from_events.
 -- uses: raw_packet_facts, packet_facts_computed
 CREATE OR REPLACE VIEW packet_facts AS

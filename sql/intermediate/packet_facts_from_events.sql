@@ -1,7 +1,7 @@
 -- packet_facts_from_events: one row per data packet of every packet-trace run, wired and
 -- wireless alike, computed from the run's events: the facts flow_stats, flow_stats_window and
 -- throughput_series count (through packets), none of them depending on a label. What
--- `packet_facts` stores per run at ingest (tracekit.materialise runs this view over the run's
+-- `packet_facts` stores per run at ingest (tracekit.ingest.facts runs this view over the run's
 -- own parts), and what it computes for a run ingested without them. A packet id names one
 -- packet in a wired run; a wireless data packet is named by (pkt_id, ptype)
 -- (docs/contract-wireless.md).

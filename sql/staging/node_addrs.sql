@@ -1,5 +1,5 @@
 -- node_addrs: per run with hierarchical addresses (trace_kind 'hier'), each node's address as
--- the trace shows it (the trace never lists them; tracekit/parsers/hier.py has the rules): line_no
+-- the trace shows it (the trace never lists them; tracekit/formats/parsers/hier.py has the rules): line_no
 -- (the first line that showed it), node
 -- (node id; NULL for an address no line placed at a node), addr (the address levels as text,
 -- '1.0.1'), addr_parts (its levels, [1, 0, 1]), packed (the number wireless lines print for it,

@@ -8,30 +8,8 @@ cwnd.tr, queue.tr; the wireless manet scenario writes no queue.tr); ``sweep`` pl
 runs and ingests many, resumably.
 """
 
-from .runner import (
-    TRACE_FILES,
-    NsNotFoundError,
-    ScenarioRunError,
-    find_ns,
-    ns_command,
-    run_scenario_traces,
-)
-from .scenarios import (
-    EXPERIMENTS,
-    SCENARIOS,
-    TCL_DIR,
-    Check,
-    Experiment,
-    Param,
-    Scenario,
-    ScenarioFileError,
-    experiment_runs,
-    format_value,
-    get_scenario,
-    resolve_params,
-    series_value,
-    sim_id_of,
-)
+from tracekit.experiments.runner import TRACE_FILES, NsNotFoundError, ScenarioRunError, find_ns, ns_command, run_scenario_traces
+from tracekit.experiments.scenarios import EXPERIMENTS, SCENARIOS, TCL_DIR, Check, Experiment, Param, Scenario, ScenarioFileError, experiment_runs, format_value, get_scenario, resolve_params, series_value, sim_id_of
 
 __all__ = [
     "EXPERIMENTS",

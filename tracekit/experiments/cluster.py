@@ -2,7 +2,7 @@
 and ingests its traces into the shared store (`sweep.run_one`, the local pool's code).
 
 The store must be on a filesystem every worker mounts at the same path (the cluster's
-shared filesystem); the store's own rules (tracekit.store) make that safe: runs appear by
+shared filesystem); the store's own rules (tracekit.store.store) make that safe: runs appear by
 rename, one run per simulation and trace kind (a link(2) claim, valid across machines),
 staging of a dead worker cleaned by its lease. Resume is the local path's: what is in the
 store is not submitted again. Each task's key is its sim_id, so two clients of one
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import TracekitError, clip, clip_repr
-from ..store import STORE_FILE, Store
-from .runner import find_ns, NsNotFoundError
-from .sweep import SimResult, SimSpec, run_one, split_done
+from tracekit.core.errors import TracekitError, clip, clip_repr
+from tracekit.store.store import STORE_FILE, Store
+from tracekit.experiments.runner import find_ns, NsNotFoundError
+from tracekit.experiments.sweep import SimResult, SimSpec, run_one, split_done
 
 MAX_IN_FLIGHT = 2000         # tasks submitted ahead of the results (a 10^6-simulation sweep is not 10^6 futures)
 LOCAL_PREFIX = "local:"

@@ -12,9 +12,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..errors import clip_repr
-from ..tracemeta import META_PREFIX, format_value
-from .scenarios import get_scenario
+from tracekit.core.errors import clip_repr
+from tracekit.formats.tracemeta import META_PREFIX, format_value
+from tracekit.experiments.scenarios import get_scenario
 
 # every trace file a scenario may write; Scenario.trace_files are the ones it must
 # write (the wireless manet writes no queue.tr, and cwnd.tr only with TCP flows)

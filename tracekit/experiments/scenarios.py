@@ -52,8 +52,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import clip_repr
-from ..tracemeta import format_value, sim_id_of
+from tracekit.core.errors import clip_repr
+from tracekit.formats.tracemeta import format_value, sim_id_of
 
 TCL_DIR = Path(__file__).resolve().parent / "tcl"
 
@@ -485,7 +485,7 @@ def _quick(t: Any, exp: Experiment, names: set[str], where: str) -> Experiment:
 
 
 def _experiment_compare(t: Any, grid: dict[str, list], where: str) -> ExperimentCompare:
-    from ..catalogue import metrics as catalogued
+    from tracekit.db.catalogue import metrics as catalogued
 
     _keys(t, _COMPARE_KEYS, where)
 

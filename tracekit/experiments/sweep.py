@@ -16,16 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import clip_repr
-from ..errors import TracekitError
-from ..store import Store
-from ..tracemeta import format_value, sim_id_of
-from .runner import NS_STARTED, NsNotFoundError, ScenarioRunError, find_ns, kill_children, run_scenario_traces
-from .scenarios import EXPERIMENTS, experiment_runs, resolve_params
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
-    import duckdb
+from tracekit.core.errors import clip_repr
+from tracekit.core.errors import TracekitError
+from tracekit.store.store import Store
+from tracekit.formats.tracemeta import format_value, sim_id_of
+from tracekit.experiments.runner import NS_STARTED, NsNotFoundError, ScenarioRunError, find_ns, kill_children, run_scenario_traces
+from tracekit.experiments.scenarios import EXPERIMENTS, experiment_runs, resolve_params
 
 # ingest order: the packet trace last (see module docstring)
 _INGEST_ORDER = ("cwnd.tr", "queue.tr", "packets.tr")
@@ -171,14 +167,14 @@ def sim_packet_runs(data_dir: str | os.PathLike) -> dict[str, list[tuple[str, st
         return {}
     scan = store.scan()          # a damaged run is not done: the sweep runs its simulation again
     if scan.damaged:
-        from ..query import warn_damaged
+        from tracekit.db.query import warn_damaged
 
         warn_damaged(scan.damaged)
     if not scan.files.get("runs"):
         return {}                # a new store: no DuckDB nor pyarrow before the first ns-2 starts
     import duckdb
 
-    from ..parsers import PACKET_KINDS_SQL
+    from tracekit.formats.parsers import PACKET_KINDS_SQL
 
     rows = duckdb.execute(
         "SELECT DISTINCT l.value, filename, trace_kind FROM (SELECT unnest(labels) AS l, trace_kind, filename "
@@ -258,7 +254,7 @@ def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True, re
     `facts_pending` lists them (run_id, trace kind) for materialise_committed. With `reuse`,
     once ingested they are emptied instead, and the staging directory is left for the next
     simulation (run_scenario_traces(reuse_files=True))."""
-    from ..ingest import ingest_file, sim_claim_name
+    from tracekit.ingest.pipeline import ingest_file, sim_claim_name
 
     t0 = time.perf_counter()
     pending = []
@@ -312,7 +308,7 @@ FACTS_CHUNK = 64
 
 def _store_facts(store: Store, runs: list[tuple[str, str]], within: Path | None = None,
                  threads: int | None = None) -> None:
-    from ..materialise import materialise_committed
+    from tracekit.ingest.facts import materialise_committed
 
     materialise_committed(store, runs, staging_within=within, threads=threads)
 
@@ -323,7 +319,7 @@ def _import_ingest() -> None:
     thread needs to start it), so on the core ns-2 leaves free."""
     NS_STARTED.wait(timeout=1.0)
     import duckdb  # noqa: F401
-    from .. import ingest, materialise  # noqa: F401
+    from tracekit.ingest import pipeline as ingest, facts as materialise  # noqa: F401
 
 
 def run_one(spec: SimSpec, data_dir: str | os.PathLike, keep_traces: bool = True, ns_binary: str = "ns",
@@ -456,25 +452,3 @@ def run_sims(
     finally:
         store.discard(sweep_work)
     return results
-
-
-def experiment_comparison(con: duckdb.DuckDBPyConnection, name: str, seeds: list[int] | None = None, quick: bool = False):
-    """The comparison an experiment declares (its `compare` table: factor, per, the paper's
-    metrics, flow filters), over the packet-trace runs of exactly its simulations (by sim_id,
-    so other runs of the same scenario in the store are left out). Returns compare.Comparison."""
-    from ..compare import Filter, compare
-    from ..parsers import PACKET_KINDS_SQL
-
-    specs = plan_experiment(name, seeds, quick)
-    exp = EXPERIMENTS[name]
-    if exp.compare is None:
-        raise TracekitError(f"experiment {clip_repr(name)} declares no comparison")
-    run_ids = [r for (r,) in con.execute(
-        f"SELECT run_id FROM runs WHERE trace_kind IN ({PACKET_KINDS_SQL}) "
-        "AND list_contains(?, labels['sim_id'])", [[s.sim_id for s in specs]]).fetchall()]
-    if not run_ids:
-        raise TracekitError(f"none of experiment {name}'s {len(specs)} simulations is in the store; "
-                            f"run: tracekit sweep --experiment {name}")
-    c = exp.compare
-    return compare(con, exp.scenario, c.by, c.metrics, per=c.per,
-                   where=[Filter.parse(w) for w in c.where], run_ids=run_ids)

@@ -1,0 +1,1 @@
+"""Questions over runs: the selection language, statistics, compare, reproduce, explain-awk."""

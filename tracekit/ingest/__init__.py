@@ -1,0 +1,1 @@
+"""A trace into a run: the pipeline and the stored per-flow facts."""

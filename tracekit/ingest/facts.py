@@ -1,0 +1,488 @@
+"""The stored facts of one run, written at ingest: for a packet-trace run, its rows of
+`flow_facts` and `packet_facts` (tracekit.store.columns.FACT_TABLES), computed by DuckDB from the
+run's staged Parquet parts with the sql/ views that define them (`<table>_from_events`; the
+views the queries read compute the same rows from the events of a run without them), and
+written next to those parts as `<table>-<definition>.parquet` before the run is committed.
+
+So the metric views read one row per flow and per data packet instead of scanning every
+event, and the definitions stay in sql/: the materialisation is that SQL run once per run.
+The flows first: the packets' definition reads the flows (which data events count), and
+then reads the part just written.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from tracekit.store.columns import FACT_TABLES, RAW_COLUMNS, TABLE_NAMES
+from tracekit.formats.parsers import FORMATS
+from tracekit.store.store import Store
+from tracekit.db.sqlfiles import RAW_VIEWS, _quote, _raw_view_sql, computed_view_sql, definition_hash, fact_part_name, needed_names, sql_files
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
+    import duckdb
+
+# DuckDB's threads for the step: both cores of the machines tracekit is measured on, at most
+THREADS = min(2, os.cpu_count() or 1)
+# what DuckDB may hold in memory for it (beyond that it spills to a directory in the
+# staging directory): ingest's peak memory stays that of its chunked parse (issue 16: <= 1 GB)
+MEMORY_LIMIT = "500MB"
+# a run whose staged parts are at most this big (a sweep's short runs) is computed on a
+# connection kept from an earlier run, its views defined already (defining them costs ~60 ms,
+# more than computing such a run), that does not spill: at this size it never needs to; if it
+# did, the run is computed again on a connection of its own that spills, as a big run is
+SMALL_RUN_BYTES = 16 << 20
+
+
+class Ahead:
+    """The connection a big run's facts are computed on (one that spills into `staging`, as
+    `_spilling` makes), made and its views defined on a thread while the run is parsed:
+    connecting and defining the views is ~0.1 s (import duckdb another 0.1 s) that would
+    otherwise come after the last chunk, when nothing else is left to do. DuckDB releases
+    the GIL while it binds them. Handed to materialise_run, which uses it for a run too big
+    for a kept connection and closes it in any case; `close` for a run that never gets there.
+
+    A wireless run's lines that its facts read (sql/macros/is_wireless_fact_event: agent-layer
+    lines and drops, ~12 % of a MANET trace's) are kept too, as the writer threads hand each
+    chunk's table to `keep`: the facts are then computed from those rows in memory instead of
+    from every line of the stored parts, decoded again (on wireless-new-256s.tr the step's
+    queries take ~0.09 s instead of ~0.24 s; picking the rows, ~1 ms a chunk on a writer
+    thread). A chunk's rows are picked by the codes of its `layer` and `event` dictionaries:
+    the macro is evaluated by DuckDB once for each pair of their values, not on every line,
+    on a cursor of the facts' own database, made as soon as the macro is defined there and
+    before the views are (a writer waits for it once, at the first chunk: a few ms; a
+    database of its own cost ~13 ms of CPU to make and 8-10 ms to close after the last
+    chunk). Anything going wrong there: nothing is kept, and the facts read the stored parts
+    as before."""
+
+    def __init__(self, staging: Path):
+        self.staging = staging
+        self.con: _Connection | None = None
+        self.error: BaseException | None = None
+        self.guard = threading.Lock()
+        self.kept: list | None = []         # the facts' rows (Arrow record batches); None: not kept
+        self.pairs: dict[tuple, bool] = {}      # (layer, event) -> whether its lines are kept
+        self.macro: Any = None              # a cursor of the facts' database that evaluates the macro
+        self.macro_ready = threading.Event()    # set once `macro` is there, or will never be
+        self.thread = threading.Thread(target=self._make, name="tracekit-facts-ahead", daemon=True)
+        self.thread.start()
+
+    def _make(self) -> None:
+        try:
+            import duckdb
+
+            files = sql_files()
+            spill = self.staging / ".duckdb-spill"
+            raw = duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)})
+            # the macro first, for the writers (none of the facts' views uses it: their
+            # definitions below do not replace it under them)
+            raw.execute(next(f for f in files if f.name == "is_wireless_fact_event").text)
+            with self.guard:
+                self.macro = raw.cursor()
+            self.macro_ready.set()
+            _compute_function("take")      # (its import here rather than on a writer)
+            con = _Connection(raw, files)
+            con.key = tuple(fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES)
+            self.con = con
+        except BaseException as e:      # made again where it is needed; its error is raised there
+            self.error = e
+            self.kept = None
+        finally:
+            self.macro_ready.set()
+
+    def keep(self, table: str, frame) -> None:
+        """A chunk's stored table, as a writer thread wrote it: its rows the facts read kept."""
+        if table != "wireless_events" or self.kept is None:
+            return
+        try:
+            self._pick(frame)
+        except Exception:       # not kept after all: the facts read the stored parts
+            self.kept = None
+
+    def _pick(self, frame) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        for batch in frame.to_batches():
+            if self.kept is None:
+                return
+            layer, lv = _codes(batch.column(batch.schema.get_field_index("layer")))
+            event, ev = _codes(batch.column(batch.schema.get_field_index("event")))
+            self.macro_ready.wait()         # (at once once set: the first chunk's only)
+            with self.guard:
+                new = list({(a, b) for a in lv for b in ev} - self.pairs.keys())
+                if new:
+                    if self.macro is None:      # the database could not be made, or is closed
+                        self.kept = None
+                        return
+                    yes = {i for (i,) in self.macro.execute(
+                        "SELECT i FROM range(?) r(i) "
+                        "WHERE is_wireless_fact_event(CAST(? AS VARCHAR[])[i + 1], CAST(? AS VARCHAR[])[i + 1])",
+                        [len(new), [a for a, _ in new], [b for _, b in new]]).fetchall()}
+                    self.pairs.update({pair: i in yes for i, pair in enumerate(new)})
+                table = np.array([[self.pairs[(a, b)] for b in ev] for a in lv], dtype=bool).reshape(len(lv), len(ev))
+            rows_kept = np.flatnonzero(table[layer, event]).astype(np.int64)
+            if len(rows_kept):
+                picked = _compute_function("take").call(
+                    [batch, pa.Array.from_buffers(pa.int64(), len(rows_kept), [None, pa.py_buffer(rows_kept)])])
+                with self.guard:
+                    if self.kept is not None:
+                        self.kept.append(picked)
+
+    def take(self, key: tuple) -> tuple[_Connection | None, list | None]:
+        """The connection, if it was made for the definitions `key` (their hashes now), and
+        the wireless rows kept (None: not kept, the facts read the stored parts)."""
+        self.thread.join()
+        self._close_macro()
+        con, self.con = self.con, None
+        if con is not None and con.key != key:
+            con.close()
+            con = None
+        kept, self.kept = self.kept, None
+        return con, kept if con is not None else None
+
+    def _close_macro(self) -> None:
+        with self.guard:
+            macro, self.macro = self.macro, None
+        if macro is not None:
+            macro.close()
+
+    def close(self) -> None:
+        self.thread.join()
+        self.kept = None
+        self._close_macro()
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+        shutil.rmtree(self.staging / ".duckdb-spill", ignore_errors=True)
+
+
+def _compute_function(name: str):
+    """Arrow's compute function `name`, from pyarrow's compiled compute module: what
+    `batch.take` and `pyarrow.compute` call, without importing pyarrow.compute, whose
+    Python wrappers of every function take ~60 ms of CPU to make (measured alone), holding
+    the GIL, on a thread that runs while the chunks parse (benchmarks/README.md)."""
+    try:
+        from pyarrow._compute import get_function
+    except ImportError:         # a pyarrow without it: the public module (the same function)
+        import pyarrow.compute as pc
+
+        return pc.get_function(name)
+    return get_function(name)
+
+
+def _codes(col) -> tuple:
+    """A dictionary column's codes (numpy, no copy where it has no nulls) and its values, a
+    NULL the code after the last value."""
+    import numpy as np
+
+    values = col.dictionary.to_pylist()
+    idx = col.indices
+    import pyarrow as pa
+
+    t = idx.type
+    dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
+    codes = np.frombuffer(idx.buffers()[1], dtype=dtype, count=len(idx) + idx.offset)[idx.offset:]
+    if idx.null_count:      # (numpy: pa.scalar, for Arrow's fill_null, imports pandas)
+        valid = np.unpackbits(np.frombuffer(idx.buffers()[0], dtype=np.uint8), bitorder="little")
+        codes = np.where(valid[idx.offset:idx.offset + len(idx)].astype(bool), codes.astype(np.int64), len(values))
+        values = [*values, None]
+    return codes, values
+
+
+def materialise_run(store: Store, staging: Path, run_id: str, kind: str, ahead: Ahead | None = None) -> list[Path]:
+    """Write the fact parts of the run staged in `staging` (its `<table>-NNNNN.parquet`
+    parts and run.parquet), whose id will be `run_id`; nothing for a run of a trace kind
+    without packets. Returns the files written.
+
+    When the store holds that run already (the same trace ingested again: the commit will
+    find it a duplicate), nothing is computed if it has its parts; if it lacks them (ingested
+    before they existed, or under another definition), they are computed here and moved
+    into it, each by one rename (a reader sees a part whole or not at all)."""
+    try:
+        if not (FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts):
+            return []
+        files = sql_files()
+        names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
+        present = store.run_dir(run_id)
+        if not store.has_whole_run(run_id):
+            return _compute(staging, run_id, files, names, ahead)
+        missing = [t for t in FACT_TABLES if not (present / names[t]).exists()]
+        if not missing:
+            return []
+        computed = _compute(staging, run_id, files, names, ahead)
+    finally:
+        if ahead is not None:
+            ahead.close()
+    moved = []
+    for out in computed:
+        table = out.name.rsplit("-", 1)[0]
+        if table in missing:
+            try:
+                os.rename(out, present / out.name)
+                moved.append(present / out.name)
+            except OSError:     # the run was removed meanwhile: the commit decides what is kept
+                pass
+    return moved
+
+
+def _compute(staging: Path, run_id: str, files, names: dict[str, str], ahead: Ahead | None = None) -> list[Path]:
+    import duckdb
+
+    if sum(p.stat().st_size for p in staging.glob("*.parquet")) <= SMALL_RUN_BYTES:
+        key = tuple(names[t] for t in FACT_TABLES)
+        kept = _KEPT.take(key, files)
+        try:
+            written = _compute_on(kept, staging, run_id, names)
+        except duckdb.OutOfMemoryException:     # the usual way, below
+            _KEPT.drop(kept)
+            for t in FACT_TABLES:
+                (staging / names[t]).unlink(missing_ok=True)
+        except BaseException:
+            _KEPT.drop(kept)
+            raise
+        else:
+            _KEPT.give_back(kept)
+            return written
+    # spilling inside the staging directory, removed before the run is committed
+    made, rows = ahead.take(tuple(names[t] for t in FACT_TABLES)) if ahead is not None else (None, None)
+    if made is not None:
+        try:
+            return _compute_on(made, staging, run_id, names, rows)
+        finally:
+            made.close()
+    with _spilling(staging, files) as con:
+        return _compute_on(con, staging, run_id, names)
+
+
+@contextmanager
+def _spilling(work: Path, files) -> Iterator[_Connection]:
+    """A connection of its own with the views defined, that spills beyond MEMORY_LIMIT to a
+    directory inside `work` (a staging directory, which its lock keeps from other processes'
+    clean-up), closed and its spill removed at the end."""
+    import duckdb
+
+    spill = work / ".duckdb-spill"
+    con = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)}), files)
+    try:
+        yield con
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _compute_on(con: _Connection, staging: Path, run_id: str, names: dict[str, str],
+                kept: list | None = None) -> list[Path]:
+    """The fact parts of the run staged in `staging`, on a connection with the views defined;
+    with `kept` (Ahead.keep's record batches: the only wireless lines the facts read), its
+    wireless events are those."""
+    for name, columns in RAW_VIEWS:     # raw_hier_* stay empty: a run with facts is not one
+        parts: list[str] = []
+        if name == "runs":
+            parts = [str(staging / "run.parquet")]
+        elif name == "wireless_events" and kept:
+            import pyarrow as pa
+
+            con.con.register("kept_wireless_events", pa.Table.from_batches(kept))
+            cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in columns)
+            con.point(name, f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, {_quote(run_id)} AS run_id "
+                            "FROM kept_wireless_events")
+            continue
+        elif name in TABLE_NAMES and not (name == "wireless_events" and kept is not None):
+            parts = sorted(str(p) for p in staging.glob(f"{name}-*.parquet"))
+        con.point(name, _raw_view_sql(name, columns, parts, run_id=run_id) if parts else _raw_view_sql(name, columns, []))
+    written: list[Path] = []
+    for table in FACT_TABLES:
+        out = staging / names[table]
+        cols = ", ".join(f'"{c}"' for c, _ in RAW_COLUMNS[table])
+        con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(out))} ({_COPY_OPTIONS})")
+        written.append(out)
+        # what follows (the packets after the flows) reads this part, as a query would
+        con.point(table, _raw_view_sql(table, RAW_COLUMNS[table], [str(out)], run_id=run_id))
+    return written
+
+
+def materialise_committed(store: Store, runs: list[tuple[str, str]], staging_within: Path | None = None,
+                          threads: int | None = None) -> int:
+    """The fact parts of committed runs (run_id, trace kind) that lack them: a sweep's runs,
+    ingested without them (`ingest_file(facts=False)`) and committed, so that the facts of
+    several simulations are computed by one query per fact table (the planning of a query is
+    most of its cost on a short simulation's run). Each part is moved into its run's
+    directory by one rename, as when a run is ingested again (materialise_run): until then,
+    and for good if this never runs (a sweep killed meanwhile), the views compute the run's
+    facts from its events, the same rows. Returns the number of runs given parts.
+    `staging_within`: a staging directory the caller holds, to compute them in (Store.new_staging).
+    `threads`: DuckDB's threads for the queries, if not THREADS (a sweep whose ns-2 processes
+    leave fewer cores free: more threads than that would take the cores from ns-2)."""
+    import duckdb
+
+    files = sql_files()
+    names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
+    todo = [r for r, kind in runs if FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts
+            and store.has_whole_run(r) and any(not (store.run_dir(r) / names[t]).exists() for t in FACT_TABLES)]
+    if not todo:
+        return 0
+    work = store.new_staging(tag="facts", within=staging_within)
+    try:
+        kept = _KEPT.take(tuple(names[t] for t in FACT_TABLES), files)
+        try:
+            if threads is not None and threads != THREADS:
+                kept.con.execute(f"SET threads = {max(1, int(threads))}")
+                try:
+                    parts = _compute_runs(kept, store, work, todo, names)
+                finally:
+                    kept.con.execute(f"SET threads = {THREADS}")      # as a kept connection is
+            else:
+                parts = _compute_runs(kept, store, work, todo, names)
+        except duckdb.OutOfMemoryException:        # one run at a time, on a connection that spills
+            _KEPT.drop(kept)
+            parts = {}
+            for r in todo:
+                with _spilling(work, files) as con:
+                    parts.update(_compute_runs(con, store, work / f"one-{r}", [r], names))
+        except BaseException:
+            _KEPT.drop(kept)
+            raise
+        else:
+            _KEPT.give_back(kept)
+        done = 0
+        for r, made in parts.items():
+            present = store.run_dir(r)
+            for table, part in made.items():
+                if not (present / names[table]).exists():
+                    try:
+                        os.rename(part, present / names[table])
+                    except OSError:     # the run was removed meanwhile
+                        pass
+            done += 1
+        return done
+    finally:
+        store.discard(work)
+
+
+def _compute_runs(con: _Connection, store: Store, work: Path, run_ids: list[str],
+                  names: dict[str, str]) -> dict[str, dict[str, Path]]:
+    """The fact parts of the committed runs `run_ids` (one query per fact table, written
+    partitioned by run under `work`, every table's parts of a run in one directory: a
+    directory made, and removed, is ~1 ms of CPU on the ext4 of the machines measured):
+    run_id -> table -> its part."""
+    for name, columns in RAW_VIEWS:     # the facts first empty, as for a run in staging
+        parts: list[str] = []
+        if name == "runs":
+            parts = [str(store.run_dir(r) / "run.parquet") for r in run_ids]
+        elif name in TABLE_NAMES and name not in FACT_TABLES:
+            parts = [str(p) for r in run_ids for p in sorted(store.run_dir(r).glob(f"{name}-*.parquet"))]
+        con.point(name, _raw_view_sql(name, columns, parts))     # run_id from the run_id=<id> directories
+    out: dict[str, dict[str, Path]] = {r: {} for r in run_ids}
+    to = work / "parts"                 # run_id=<id>/<table>_<i>.parquet
+    for table in FACT_TABLES:
+        cols = ", ".join(f'"{c}"' for c, _ in RAW_COLUMNS[table])
+        if len(run_ids) == 1:           # one file, written as for a run in staging
+            d = to / f"run_id={run_ids[0]}"
+            d.mkdir(parents=True, exist_ok=True)
+            con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events) TO {_quote(str(d / f'{table}_0.parquet'))} "
+                            f"({_COPY_OPTIONS})")
+        else:
+            # into the run directories of the tables before (OVERWRITE_OR_IGNORE: their files kept)
+            con.con.execute(f"COPY (SELECT {cols}, run_id FROM {table}_from_events) TO {_quote(str(to))} "
+                            f"({_COPY_OPTIONS}, PARTITION_BY (run_id), FILENAME_PATTERN '{table}_{{i}}', OVERWRITE_OR_IGNORE)")
+        for r in run_ids:
+            d = to / f"run_id={r}"
+            made = sorted(p for p in d.glob(f"{table}_*.parquet") if p.name[len(table) + 1:-len(".parquet")].isdigit())
+            if len(made) > 1:           # a run's rows in more than one file: each run alone
+                return {x: _compute_runs(con, store, work / f"one-{x}", [x], names)[x] for x in run_ids}
+            if not made:                # no rows: an empty part, as a run alone gets
+                d.mkdir(parents=True, exist_ok=True)
+                made = [d / f"{table}_0.parquet"]
+                con.con.execute(f"COPY (SELECT {cols} FROM {table}_from_events WHERE false) TO {_quote(str(made[0]))} ({_COPY_OPTIONS})")
+            out[r][table] = made[0]
+        # what follows (the packets after the flows) reads these parts, as a query would
+        con.point(table, _raw_view_sql(table, RAW_COLUMNS[table], [str(out[r][table]) for r in run_ids]))
+    return out
+
+
+# how the fact parts are written: Parquet V2, zstd level 1 (cheap to write, small to read)
+_COPY_OPTIONS = "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V2"
+_CONFIG: dict[str, str | int | bool] = {"threads": THREADS, "memory_limit": MEMORY_LIMIT, "preserve_insertion_order": False}
+
+
+class _Connection:
+    """A DuckDB connection with the views of the facts' definitions: the raw_* views first
+    empty (cheap binds; each run points them at its files), the computed facts empty
+    (nothing is stored yet), then the sql/ files they use."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, files):
+        self.con = con
+        self.key: tuple = ()                  # the definitions' hashes (_Kept)
+        self.raw: dict[str, str] = {}         # raw_* view -> the SQL it was last defined by
+        need = set()
+        for table in FACT_TABLES:
+            need |= needed_names(files, {f"{table}_from_events"})
+        for name, columns in RAW_VIEWS:
+            self.point(name, _raw_view_sql(name, columns, []))
+        for table in FACT_TABLES:
+            con.execute(computed_view_sql(table, []))
+        for f in files:
+            if f.name in need:
+                con.execute(f.text)
+
+    def point(self, name: str, sql: str) -> None:
+        """(Re)define raw_<name> by `sql`, unless it is that already."""
+        if self.raw.get(name) != sql:
+            self.con.execute(sql)
+            self.raw[name] = sql
+
+    def close(self) -> None:
+        self.con.close()
+
+
+class _Kept:
+    """Connections kept between runs for small ones (SMALL_RUN_BYTES: a sweep's), without
+    spilling: one per ingest running at once, at most MAX idle, each for the definitions
+    (`key`: their hashes) it was made with; a forked child makes its own."""
+
+    MAX = 2
+
+    def __init__(self) -> None:
+        self.guard = threading.Lock()
+        self.idle: list[_Connection] = []
+        self.pid = os.getpid()
+
+    def take(self, key: tuple, files) -> _Connection:
+        import duckdb
+
+        with self.guard:
+            if self.pid != os.getpid():      # a fork's copy: not ours to use or close
+                self.idle, self.pid = [], os.getpid()
+            for i, c in enumerate(self.idle):
+                if c.key == key:
+                    return self.idle.pop(i)
+        c = _Connection(duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": ""}), files)
+        c.key = key
+        return c
+
+    def give_back(self, c: _Connection) -> None:
+        with self.guard:
+            if self.pid == os.getpid():
+                self.idle.insert(0, c)
+                extra = self.idle[self.MAX:]
+                del self.idle[self.MAX:]
+            else:
+                extra = [c]
+        for old in extra:
+            self.drop(old)
+
+    @staticmethod
+    def drop(c: _Connection) -> None:
+        try:
+            c.close()
+        except Exception:
+            pass
+
+
+_KEPT = _Kept()

@@ -1,0 +1,1 @@
+"""The Parquet store: runs written atomically, their tables' columns, locks, damage checks, verify."""
