@@ -1094,6 +1094,21 @@ def verify(
 
 @app.command()
 @handles_errors
+def compact(data: Optional[Path] = DataOpt) -> None:
+    """Write the small per-run tables (run records, node addresses, annotations, stored
+    facts) of every whole run into a few study-level Parquet files under compacted/, made
+    current atomically; the per-run files stay. Safe to run while ingests run.
+
+    Example: tracekit compact --data tracekit-data
+    """
+    from .compaction import compact as compact_store
+
+    manifest = compact_store(_existing_store(data))
+    print(f"{len(manifest['run_ids'])} run(s) compacted into generation {manifest['generation']}")
+
+
+@app.command()
+@handles_errors
 def rm(
     run_ids: List[str] = typer.Argument(None, help="Run ids (a unique prefix is enough), damaged or not.", metavar="RUN_ID"),
     damaged: bool = typer.Option(False, "--damaged", help="Also remove every damaged run that tracekit verify reports."),

@@ -1,0 +1,127 @@
+"""Compaction: the small per-run tables of every whole run, written into a few study-level
+Parquet files, so a reader of a store of thousands of runs can open a few files instead of
+thousands.
+
+Layout: `compacted/gen-<N>/<table>.parquet` (each with a run_id column), and
+`compacted/gen-<N>/manifest.json` (the run ids covered, each file's name and size), made
+visible by the atomic rename of `compacted/CURRENT` (the generation's name). Compaction is
+additive: the per-run files stay where they are, so a kill -9 at any point leaves the old
+generation (or none) current, and a store never compacted reads as before. The generation
+before the current one is kept (a reader may still be using it); older ones are removed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from .columns import FACT_TABLES
+from .errors import TracekitError
+from .store import Store
+
+COMPACTED_DIR = "compacted"
+CURRENT = "CURRENT"
+MANIFEST = "manifest.json"
+# Tables whose per-run files are a handful of rows per run (the run record, its node
+# addresses and annotations, the per-flow and per-run facts); packet_facts has a row per
+# packet, so it stays per run with the other per-packet tables.
+SMALL_TABLES: tuple[str, ...] = ("runs", "node_addrs", "annotations", "flow_facts", "flow_run_facts")
+
+
+def current_generation(store: Store) -> Path | None:
+    """The directory of the current generation, None if the store was never compacted."""
+    d = store.root / COMPACTED_DIR
+    try:
+        name = (d / CURRENT).read_text().strip()
+    except FileNotFoundError:
+        return None
+    return d / name if name else None
+
+
+def read_manifest(store: Store) -> dict | None:
+    gen = current_generation(store)
+    if gen is None:
+        return None
+    return json.loads((gen / MANIFEST).read_text())
+
+
+def _hook(point: str) -> None:
+    """For tests of kill -9: with TRACEKIT_COMPACT_PAUSE=<point>:<dir>, create <dir>/<point>
+    and wait until that file is removed (the test kills the process meanwhile)."""
+    spec = os.environ.get("TRACEKIT_COMPACT_PAUSE", "")
+    if not spec or not spec.startswith(point + ":"):
+        return
+    import time
+
+    flag = Path(spec.split(":", 1)[1]) / point
+    flag.touch()
+    while flag.exists():
+        time.sleep(0.05)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def compact(store: Store) -> dict:
+    """Write a new generation of the small tables of every whole run and make it current;
+    returns its manifest. Two compactions never interleave (store.claim("compact"))."""
+    import duckdb
+
+    from .damage import tail_problem
+    from .sqlfiles import _quote, definition_hash, sql_files
+
+    with store.claim("compact"):
+        scan = store.scan(deep=False)
+        files = sql_files()
+        hashes = {t: definition_hash(files, t) for t in FACT_TABLES if t in SMALL_TABLES}
+        d = store.root / COMPACTED_DIR
+        d.mkdir(exist_ok=True)
+        gens = sorted((int(p.name[4:]) for p in d.iterdir() if p.name.startswith("gen-") and p.name[4:].isdigit()))
+        n = (gens[-1] + 1) if gens else 1
+        gen = d / f"gen-{n}"
+        shutil.rmtree(gen, ignore_errors=True)
+        gen.mkdir()
+        manifest: dict = {"generation": n, "run_ids": scan.run_ids, "definition_hashes": hashes, "files": {}}
+        con = duckdb.connect()
+        try:
+            for table in SMALL_TABLES:
+                parts = scan.files.get(table, [])
+                if table in FACT_TABLES:
+                    parts = [p for p in parts if p.endswith(f"-{hashes[table]}.parquet")]
+                if not parts:
+                    continue
+                listed = "[" + ", ".join(_quote(p) for p in parts) + "]"
+                out = gen / f"{table}.parquet"
+                con.execute(f"COPY (SELECT * FROM read_parquet({listed}, hive_partitioning = true, "
+                            "hive_types = {'run_id': VARCHAR}) ORDER BY run_id) "
+                            f"TO {_quote(str(out))} (FORMAT parquet)")
+                problem = tail_problem(out)
+                if problem is not None:
+                    raise TracekitError(f"{out}: compacted file not whole after writing: {problem}")
+                manifest["files"][table] = {"file": out.name, "size": out.stat().st_size}
+        finally:
+            con.close()
+        _hook("written")
+        (gen / MANIFEST).write_text(json.dumps(manifest, indent=1))
+        for p in gen.iterdir():
+            with open(p, "rb") as f:
+                os.fsync(f.fileno())
+        _fsync_dir(gen)
+        tmp = d / f"{CURRENT}.tmp"
+        tmp.write_text(gen.name + "\n")
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        _hook("before-rename")
+        os.replace(tmp, d / CURRENT)
+        _fsync_dir(d)
+        # the previous generation may still be read by a reader that started before the
+        # rename; the ones before it by none
+        for old in gens[:-1]:
+            shutil.rmtree(d / f"gen-{old}", ignore_errors=True)
+        return manifest
