@@ -20,7 +20,7 @@ SAMPLES = ROOT / "sample_traces"
 
 @pytest.fixture(scope="module")
 def _template(tmp_path_factory) -> Path:
-    from tracekit.ingest import ingest_paths
+    from tracekit.ingest.pipeline import ingest_paths
 
     d = tmp_path_factory.mktemp("compaction") / "store"
     paths = [SAMPLES / "cbr-fairness" / "Reno-Reno-seed1" / "packets.tr.zst",

@@ -1101,7 +1101,7 @@ def compact(data: Optional[Path] = DataOpt) -> None:
 
     Example: tracekit compact --data tracekit-data
     """
-    from .compaction import compact as compact_store
+    from tracekit.db.compaction import compact as compact_store
 
     manifest = compact_store(_existing_store(data))
     print(f"{len(manifest['run_ids'])} run(s) compacted into generation {manifest['generation']}")

@@ -16,9 +16,9 @@ import os
 import shutil
 from pathlib import Path
 
-from .columns import FACT_TABLES
-from .errors import TracekitError
-from .store import Store
+from tracekit.store.columns import FACT_TABLES
+from tracekit.core.errors import TracekitError
+from tracekit.store.store import Store
 
 COMPACTED_DIR = "compacted"
 CURRENT = "CURRENT"
@@ -73,8 +73,8 @@ def compact(store: Store) -> dict:
     returns its manifest. Two compactions never interleave (store.claim("compact"))."""
     import duckdb
 
-    from .damage import tail_problem
-    from .sqlfiles import _quote, definition_hash, sql_files
+    from tracekit.store.damage import tail_problem
+    from tracekit.db.sqlfiles import _quote, definition_hash, sql_files
 
     with store.claim("compact"):
         scan = store.scan(deep=False)
