@@ -167,7 +167,7 @@ def compact_available() -> bool:
 
 
 def cases(store: Path, one_run: str) -> dict[str, list]:
-    d = ["--data", store]
+    d: list[str | os.PathLike] = ["--data", store]
     return {
         "select1": tk("sql", "SELECT 1", *d),
         "sql_count": tk("sql", "SELECT count(*), sum(rx_bytes) FROM flow_stats", *d),
