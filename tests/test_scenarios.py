@@ -9,8 +9,10 @@ wireless manet scenario, agent-level sends and deliveries in the old and new for
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
+import tomllib
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from tracekit.experiments import (
     NsNotFoundError,
     ScenarioRunError,
     experiment_runs,
+    ns_command,
     resolve_params,
     run_scenario_traces,
     series_value,
@@ -281,33 +284,54 @@ def test_seeds(sid, tmp_path):
 
 @needs_ns
 @pytest.mark.parametrize("sid", list(SCENARIOS))
-def test_tcl_defaults_match_declaration(sid, tmp_path):
-    """Run the script directly with no parameters but a short duration: the
-    resolved parameters it reports must equal the declaration file's defaults."""
+def test_declared_defaults_reach_the_script(sid, tmp_path):
+    """The script holds no defaults: run with the declaration's (a short duration aside), the
+    parameters it reports in its meta header are those, in declaration order, numbers as
+    numbers (ints as ints) and choices as strings. (6 s: every source has started by then.)"""
     sc = SCENARIOS[sid]
-    proc = subprocess.run([NS, str(sc.script_path), f"out_dir={tmp_path}", "duration=0.5"],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    meta = read_meta(tmp_path / "packets.tr")
-    assert meta["seed"] == 1
+    paths = run(sid, {"duration": "6"}, 1, tmp_path)
+    meta = read_meta(paths[0])
+    assert meta["seed"] == 1 and meta["scenario"] == sid
     expected = sc.defaults()
-    expected["duration"] = 0.5
+    expected["duration"] = 6.0
     assert list(meta["params"]) == list(expected)
     for k, v in expected.items():
-        assert meta["params"][k] == v, (k, meta["params"][k], v)
-        assert type(meta["params"][k]) is type(v) or isinstance(v, float), (k, meta["params"][k], v)
+        assert meta["params"][k] == v and type(meta["params"][k]) is type(v), (k, meta["params"][k], v)
+
+
+def test_ns_command_passes_every_parameter_typed(tmp_path):
+    """out_dir and seed, then every declared parameter as NAME:TYPE=VALUE in declaration order."""
+    argv = ns_command("cbr-variants", resolve_params("cbr-variants", {"variant": "Vegas"}), 3, tmp_path)
+    assert argv[:4] == ["ns", str(SCENARIOS["cbr-variants"].script_path), f"out_dir={tmp_path}", "seed=3"]
+    words = argv[4:]
+    assert len(words) == 18
+    assert words[:3] == ["duration:float=10.0", "variant:choice=Vegas", "cbr_rate_mbps:float=9.0"]
+    assert "cbr_profile:choice=constant" in words and "window:int=20" in words and words[-1] == "drain_s:float=0.15"
 
 
 @needs_ns
-def test_tcl_rejects_unknown_key(tmp_path):
+def test_script_takes_exactly_its_parameters(tmp_path):
+    """Run by hand, a script stops with one line naming a parameter left out (it has no default
+    to fall back on), one it does not use, and a word without its type."""
     sc = SCENARIOS["cbr-variants"]
-    proc = subprocess.run([NS, str(sc.script_path), f"out_dir={tmp_path}", "cbr_rate=3"],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1
-    assert "unknown parameter 'cbr_rate'" in proc.stderr and "cbr_rate_mbps" in proc.stderr
-    proc = subprocess.run([NS, str(sc.script_path), f"out_dir={tmp_path}", "variant=Cubic"],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and "Tahoe, Reno, Newreno, Vegas" in proc.stderr
+    argv = ns_command("cbr-variants", resolve_params("cbr-variants", {"duration": "0.5"}), 1, tmp_path, NS)
+
+    def ns(words: list[str]) -> subprocess.CompletedProcess:
+        return subprocess.run(words, capture_output=True, text=True, timeout=60)
+
+    assert ns(argv).returncode == 0
+    for cut, fragment in ((lambda w: w.startswith("cbr_step_s:"), "needs cbr_step_s on the command line"),
+                          (lambda w: w.startswith("seed="), "needs seed on the command line")):
+        proc = ns([w for w in argv if not cut(w)])
+        assert proc.returncode == 1 and proc.stdout == "", proc.stdout
+        assert proc.stderr.count("\n") == 1 and fragment in proc.stderr, proc.stderr
+    for extra, fragment in (("cbr_rate:float=3.0", "unknown parameter 'cbr_rate' for scenario cbr-variants"),
+                            ("window:int=30", "parameter window is given twice"),
+                            ("window:integer=30", "the type of window must be int, float, choice or str")):
+        proc = ns([*argv, extra])
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and fragment in proc.stderr, proc.stderr
+    proc = ns([NS, str(sc.script_path), f"out_dir={tmp_path}", "seed=1", "duration=0.5"])
+    assert proc.returncode == 1 and "the type of duration must be" in proc.stderr
 
 
 # ---------------------------------------------------------------- replications and regime
@@ -694,19 +718,18 @@ def test_experiments_resolve():
 # ---------------------------------------------------------------- declaration files vs Tcl
 
 DECLARATIONS = sorted(scenarios_mod.TCL_DIR.glob("*.toml"))
-PRINT_SPEC = Path(__file__).parent / "tcl" / "print_spec.tcl"
+REFERENCE = re.compile(r"\$P\(([A-Za-z_]\w*)\)")
 
 
-def tcl_spec(script: Path) -> list[tuple[str, str, str, list[str]]]:
-    """The tk_parse_args spec of a scenario script, as ns-2's own Tcl evaluates it
-    (cbr-fairness builds its choices with a loop): (name, type, default, choices)."""
-    proc = subprocess.run([NS, str(PRINT_SPEC), str(script)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = []
-    for line in proc.stdout.splitlines():
-        name, kind, default, choices = line.split("\t")
-        rows.append((name, kind, default, choices.split(",") if choices else []))
-    return rows
+def tcl_params(script: Path) -> set[str]:
+    """The parameters a scenario script uses: every $P(name) of it and of common.tcl outside
+    comment lines, less out_dir and seed (the runner's own)."""
+    names = set()
+    for path in (script, script.parent / "common.tcl"):
+        for line in path.read_text().splitlines():
+            if not line.lstrip().startswith("#"):
+                names.update(REFERENCE.findall(line))
+    return names - {"out_dir", "seed"}
 
 
 def test_declaration_files_are_the_scenarios():
@@ -718,19 +741,17 @@ def test_declaration_files_are_the_scenarios():
         assert all(EXPERIMENTS[e.name] == e for e in exps)
 
 
-@needs_ns
 @pytest.mark.parametrize("path", DECLARATIONS, ids=lambda p: p.stem)
-def test_declaration_params_equal_tcl_spec(path):
-    """Names, order, types, defaults and choices of the declared parameters are those of
-    the script's tk_parse_args spec."""
-    sc, _, _ = load_scenario_file(path)
-    spec = tcl_spec(sc.script_path)
-    assert [r[0] for r in spec] == [p.name for p in sc.params]
-    for (name, kind, default, choices), p in zip(spec, sc.params):
-        assert kind == p.type, name
-        want = {"int": int, "float": float}.get(kind, str)(default)
-        assert want == p.default and type(want) is type(p.default), (name, default, p.default)
-        assert choices == list(p.choices or []), name
+def test_tcl_uses_exactly_the_declared_params(path):
+    """The parameters are declared once, in the declaration file (read here with tomllib, not
+    tracekit's loader): the script uses each of them and no other, and declares none itself
+    (a bare `tk_parse_args ID`)."""
+    with path.open("rb") as fh:
+        declared = [p["name"] for p in tomllib.load(fh)["params"]]
+    script = path.with_suffix(".tcl")
+    assert tcl_params(script) == set(declared), script.name
+    calls = [line for line in script.read_text().splitlines() if line.startswith("tk_parse_args")]
+    assert calls == [f"tk_parse_args {path.stem}"]
 
 
 def _copy_scenario(tmp_path: Path, sid: str, edit) -> Path:

@@ -197,10 +197,12 @@ def find_ns(ns_binary: str = "ns") -> str:
 
 def ns_command(scenario_id: str, params: dict[str, Any], seed: int, out_dir: Path,
                ns_binary: str = "ns") -> list[str]:
-    """The argv that runs the scenario (params must already be resolved)."""
+    """The argv that runs the scenario (params must already be resolved): every parameter
+    as NAME:TYPE=VALUE, its type from the declaration file, which is the only place the
+    parameters are declared (the script holds no defaults: see common.tcl)."""
     sc = get_scenario(scenario_id)
     args = [ns_binary, str(sc.script_path), f"out_dir={out_dir}", f"seed={int(seed)}"]
-    args += [f"{k}={format_value(v)}" for k, v in params.items()]
+    args += [f"{k}:{sc.param(k).type}={format_value(v)}" for k, v in params.items()]
     return args
 
 

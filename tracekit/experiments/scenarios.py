@@ -1,12 +1,14 @@
 """The bundled ns-2 scenarios and paper experiments, read from their declaration files.
 
-Every scenario is one Tcl script under ``tracekit/experiments/tcl/`` that takes
-``key=value`` words on the ns command line, and one declaration file beside it,
-``<scenario-id>.toml``: its title, paper and description, its parameters (the same names,
-types and defaults as the ``tk_parse_args`` spec at the top of the script;
-``tests/test_scenarios.py`` checks that they are), cross-parameter checks, the parameter
-a dashboard groups runs by (``series``) and the paper experiments run with it. Adding a
-scenario is adding those two files. A declaration file holds (unknown keys are refused)::
+Every scenario is one Tcl script under ``tracekit/experiments/tcl/`` and one declaration
+file beside it, ``<scenario-id>.toml``: its title, paper and description, its parameters,
+cross-parameter checks, the parameter a dashboard groups runs by (``series``) and the paper
+experiments run with it. The parameters are declared there only: the runner passes every
+one, resolved (defaults filled in), to the script as ``NAME:TYPE=VALUE`` words, and the
+script, which holds no defaults, takes exactly those it uses as ``$P(NAME)`` (common.tcl;
+``tests/test_scenarios.py`` checks that every script uses exactly its declared parameters).
+Adding a scenario is adding those two files. A declaration file holds (unknown keys are
+refused)::
 
     id = "my-scenario"            # = the file name; script = "my-scenario.tcl" beside it
     order = 90                    # position in listings (tracekit scenarios)
@@ -15,7 +17,7 @@ scenario is adding those two files. A declaration file holds (unknown keys are r
     [series]                      # optional: the "queue type" / "routing protocol" parameter
     param = "config"
     values = { red = "RED" }      # optional: values shown as other names
-    [[params]]                    # one per parameter, in the Tcl spec's order
+    [[params]]                    # one per parameter (the order of the command line and meta header)
     name, type ("int" | "float" | "choice" | "str"), default, choices, min, max, unit, help
                                   # choices: a list, or { pairs_of = [...] } for every "A-B"
     [[checks]]                    # optional: comparisons over numeric parameters, + and -

@@ -12,27 +12,7 @@
 # The run ends drain_s after duration.
 source [file join [file dirname [info script]] common.tcl]
 
-set variants [tk_variants {Tahoe Reno Newreno Vegas Sack1}]
-set pairs {}
-foreach a $variants { foreach b $variants { lappend pairs $a-$b } }
-
-tk_parse_args cbr-fairness [list \
-    {duration float 10.0} \
-    [list pair choice Reno-Reno $pairs] \
-    {cbr_rate_mbps float 8.0} \
-    {cbr_start float 0.0} \
-    {cbr_stop float 100000.0} \
-    {cbr_random int 1} \
-    {cbr_packet_size int 1000} \
-    {packet_size int 1000} \
-    {window int 20} \
-    {maxcwnd int 0} \
-    {bandwidth_mbps float 10.0} \
-    {delay_ms float 10.0} \
-    {queue_limit int 50} \
-    {start_jitter float 0.5} \
-    {drain_s float 0.15} \
-]
+tk_parse_args cbr-fairness
 # split at the dash that is not inside a variant name (linux-cubic-Reno: linux-cubic, Reno)
 if {![regexp {^((?:linux-)?[^-]+)-((?:linux-)?[^-]+)$} $P(pair) -> v1 v2]} {
     tk_die "pair must be A-B, got '$P(pair)'"

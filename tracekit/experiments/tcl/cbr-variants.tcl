@@ -18,26 +18,7 @@
 # drain_s after duration.
 source [file join [file dirname [info script]] common.tcl]
 
-tk_parse_args cbr-variants [list \
-    {duration float 10.0} \
-    [list variant choice Reno [tk_variants {Tahoe Reno Newreno Vegas}]] \
-    {cbr_rate_mbps float 9.0} \
-    {cbr_start float 0.0} \
-    {cbr_stop float 100000.0} \
-    {cbr_profile choice constant {constant decreasing}} \
-    {cbr_rate_end_mbps float 1.0} \
-    {cbr_step_s float 1.0} \
-    {cbr_random int 1} \
-    {cbr_packet_size int 1000} \
-    {packet_size int 1000} \
-    {window int 20} \
-    {maxcwnd int 0} \
-    {bandwidth_mbps float 10.0} \
-    {delay_ms float 10.0} \
-    {queue_limit int 50} \
-    {start_jitter float 0.5} \
-    {drain_s float 0.15} \
-]
+tk_parse_args cbr-variants
 
 set ns [new Simulator]
 tk_flow 1 $P(variant)

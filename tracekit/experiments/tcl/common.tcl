@@ -1,54 +1,80 @@
 # common.tcl -- shared helpers for the tracekit scenario scripts (ns-2.35).
 #
 # Sourced by every tracekit/experiments/tcl/<id>.tcl.  Provides:
-#   tk_parse_args SCENARIO SPEC   key=value command-line parsing into the array P
+#   tk_parse_args SCENARIO        the command line's parameters into the array P
 #   tk_flow FID NAME              declare a flow (goes into the metadata header)
 #   tk_open_traces ?KINDS?        open packets.tr/cwnd.tr/queue.tr (or the KINDS
 #                                 given), write the "# tracekit-meta {...}"
 #                                 header, $ns trace-all
 #   tk_tcp_flow / tk_cbr_flow     build sources, sinks and their applications
-#   tk_variants CLASSIC           CLASSIC + linux-ALG for ns-2's Linux TCP algorithms
 #   tk_monitor_queue A B          per-event "q -t" lines of link A->B into queue.tr
 #   tk_jitter                     a random start offset drawn from the seeded RNG
 #   tk_source APP START ?STOP?    start APP at START, stop it at min(STOP, duration)
 #   tk_schedule_finish            end the run at duration + drain_s
 #   tk_finish                     flush and close everything, exit 0
 #
-# SPEC is a list of {name type default ?choices?} with type int|float|choice|str.
-# out_dir (str, default ".") and seed (int >= 1, default 1) are always accepted;
-# every script also declares duration (how long the sources run) and drain_s
-# (how long the simulation goes on after they stop, so that every packet still
-# in the network is delivered or dropped before the traces end: the run stops at
-# stop_s = duration + drain_s, written into the meta header).  The scenario's
-# declaration file (<id>.toml) is the source of truth for validation; the checks
-# here only protect direct command-line use.
+# A scenario's parameters are declared once, in its declaration file (<id>.toml
+# beside the script: names, types, defaults, ranges, checks).  tracekit resolves
+# them and passes every one on the ns command line, after out_dir=DIR seed=N, as
+# NAME:TYPE=VALUE (TYPE int|float|choice|str, in declaration order), so a script
+# holds no defaults: it uses P(NAME) for the parameters it needs and takes exactly
+# those (the ones referenced here and in the script, comment lines aside).  Every
+# script uses duration (how long the sources run) and drain_s (how long the
+# simulation goes on after they stop, so that every packet still in the network
+# is delivered or dropped before the traces end: the run stops at
+# stop_s = duration + drain_s, written into the meta header).  The declaration
+# is the source of truth for validation; the checks here only protect direct
+# command-line use.
+
+# this file's path: the parameters its procedures use are every scenario's
+set tk_common [file normalize [info script]]
 
 proc tk_die {msg} {
     puts stderr "tracekit scenario error: $msg"
     exit 1
 }
 
-proc tk_parse_args {scenario spec} {
+# The parameters SCRIPT and common.tcl use: the NAME of every $P(NAME) outside
+# comment lines, in order of first use, less out_dir and seed.
+proc tk_used_params {script} {
+    global tk_common
+    set names {}
+    foreach f [list $script $tk_common] {
+        set fh [open $f]
+        set text [read $fh]
+        close $fh
+        foreach line [split $text \n] {
+            if {[regexp {^\s*#} $line]} continue
+            foreach {-> n} [regexp -all -inline {\$P\(([A-Za-z_][A-Za-z0-9_]*)\)} $line] {
+                if {$n ni {out_dir seed} && $n ni $names} { lappend names $n }
+            }
+        }
+    }
+    return $names
+}
+
+proc tk_parse_args {scenario} {
     global argv P tk
     set tk(scenario) $scenario
     set tk(names) {}
     set tk(flows) {}
-    set full [concat [list {out_dir str .} {seed int 1}] $spec]
-    foreach p $full {
-        set name [lindex $p 0]
-        set tk(type,$name) [lindex $p 1]
-        set tk(choices,$name) [lindex $p 3]
-        set P($name) [lindex $p 2]
-        lappend tk(names) $name
-    }
+    set used [tk_used_params [info script]]
+    set tk(type,out_dir) str
+    set tk(type,seed) int
     foreach w $argv {
-        set i [string first = $w]
-        if {$i < 1} { tk_die "argument '$w' is not of the form key=value" }
-        set k [string range $w 0 [expr {$i - 1}]]
-        set v [string range $w [expr {$i + 1}] end]
-        if {![info exists tk(type,$k)]} {
-            tk_die "unknown parameter '$k' for scenario $scenario (known: [join $tk(names) {, }])"
+        if {![regexp {^([A-Za-z_][A-Za-z0-9_]*)(?::([a-z]+))?=(.*)$} $w -> k type v]} {
+            tk_die "argument '$w' is not of the form NAME:TYPE=VALUE (or out_dir=DIR, seed=N)"
         }
+        if {$k in {out_dir seed}} {
+            if {$type ne ""} { tk_die "argument '$w': $k takes no type ($k=VALUE)" }
+        } elseif {$k ni $used} {
+            tk_die "unknown parameter '$k' for scenario $scenario: the script does not use it (it uses [join $used {, }])"
+        } elseif {$type ni {int float choice str}} {
+            tk_die "argument '$w': the type of $k must be int, float, choice or str ($k:TYPE=VALUE)"
+        } else {
+            set tk(type,$k) $type
+        }
+        if {[info exists P($k)]} { tk_die "parameter $k is given twice" }
         switch -- $tk(type,$k) {
             int {
                 if {![regexp {^-?[0-9]+$} $v]} { tk_die "parameter $k must be an integer, got '$v'" }
@@ -58,17 +84,20 @@ proc tk_parse_args {scenario spec} {
                 if {![string is double -strict $v]} { tk_die "parameter $k must be a number, got '$v'" }
                 set v [expr {double($v)}]
             }
-            choice {
-                if {[lsearch -exact $tk(choices,$k) $v] < 0} {
-                    tk_die "parameter $k must be one of [join $tk(choices,$k) {, }], got '$v'"
-                }
-            }
         }
         set P($k) $v
+        lappend tk(names) $k
+    }
+    set missing {}
+    foreach n [concat {out_dir seed} $used] {
+        if {![info exists P($n)]} { lappend missing $n }
+    }
+    if {$missing ne ""} {
+        tk_die "scenario $scenario needs [join $missing {, }] on the command line (tracekit passes every parameter of $scenario.toml, with its default; by hand: out_dir=DIR seed=N NAME:TYPE=VALUE ...)"
     }
     if {$P(seed) < 1} { tk_die "seed must be >= 1 (ns-2 seed 0 means a time-of-day seed), got $P(seed)" }
-    if {[info exists P(duration)] && $P(duration) <= 0} { tk_die "duration must be > 0, got $P(duration)" }
-    if {[info exists P(drain_s)] && $P(drain_s) < 0} { tk_die "drain_s must be >= 0, got $P(drain_s)" }
+    if {$P(duration) <= 0} { tk_die "duration must be > 0, got $P(duration)" }
+    if {$P(drain_s) < 0} { tk_die "drain_s must be >= 0, got $P(drain_s)" }
     if {![file isdirectory $P(out_dir)]} {
         if {[catch {file mkdir $P(out_dir)} err]} { tk_die "cannot create out_dir $P(out_dir): $err" }
     }
@@ -102,8 +131,7 @@ proc tk_meta {kind} {
 # seconds let the packets still in the network arrive or be dropped.
 proc tk_stop_time {} {
     global P
-    set drain [expr {[info exists P(drain_s)] ? $P(drain_s) : 0.0}]
-    return [expr {double($P(duration)) + $drain}]
+    return [expr {double($P(duration)) + $P(drain_s)}]
 }
 
 # Must be called after the flows are declared and BEFORE any link or node is
@@ -138,15 +166,6 @@ proc tk_jitter {max} {
 # accepts an unknown ALG with an error on stdout and silently runs its default, so
 # tk_tcp_class refuses any name not in this list.
 set tk_linux_algs {reno naive_reno highspeed bic htcp scalable cubic westwood vegas hybla illinois yeah veno compound lp}
-
-# The variant names a scenario accepts: CLASSIC (ns-2's own agents, e.g. Reno) then
-# linux-ALG for every Linux algorithm.
-proc tk_variants {classic} {
-    global tk_linux_algs
-    set out $classic
-    foreach a $tk_linux_algs { lappend out linux-$a }
-    return $out
-}
 
 proc tk_linux_alg {variant} {
     global tk_linux_algs

@@ -12,22 +12,11 @@
 # window_ 100 (our choice; the paper gives none): two such windows exceed the
 # path's ~35-packet bandwidth-delay product plus the 50-packet buffer, so the
 # flows keep filling the buffer, losing packets and recovering.
-# Usage: ns homogeneous-dumbbell.tcl out_dir=DIR duration=S seed=N variant=Reno ...
+# Usage: ns homogeneous-dumbbell.tcl out_dir=DIR seed=N duration:float=S variant:choice=Reno ...
+# (every parameter of homogeneous-dumbbell.toml: tracekit passes them all, see common.tcl)
 source [file join [file dirname [info script]] common.tcl]
 
-tk_parse_args homogeneous-dumbbell [list \
-    {duration float 20.0} \
-    [list variant choice Reno [tk_variants {Tahoe Reno Newreno Vegas Sack1}]] \
-    {sender_lan choice ethernet {ethernet fast_ethernet}} \
-    {receiver_lan choice ethernet {ethernet fast_ethernet}} \
-    {bottleneck_mbps float 2.0} \
-    {bottleneck_delay_ms float 50.0} \
-    {queue_limit int 50} \
-    {packet_size int 1000} \
-    {window int 100} \
-    {start_jitter float 1.0} \
-    {drain_s float 0.45} \
-]
+tk_parse_args homogeneous-dumbbell
 
 set ns [new Simulator]
 tk_flow 1 $P(variant)

@@ -29,24 +29,7 @@
 # cwnd.tr (cwnd_ of every TCP sender); no queue.tr.
 source [file join [file dirname [info script]] common.tcl]
 
-tk_parse_args manet {
-    {duration float 50.0}
-    {routing choice AODV {AODV DSDV DSR}}
-    {nodes int 20}
-    {width_m int 800}
-    {height_m int 800}
-    {max_speed_mps float 10.0}
-    {pause_time float 5.0}
-    {cbr_flows int 3}
-    {cbr_packet_size int 512}
-    {cbr_rate_pps float 4.0}
-    {tcp_flows int 1}
-    {tcp_packet_size int 1000}
-    {tcp_window int 20}
-    {start_max float 5.0}
-    {trace_format choice new {new old}}
-    {drain_s float 2.0}
-}
+tk_parse_args manet
 if {$P(nodes) < 2} { tk_die "nodes must be >= 2, got $P(nodes)" }
 if {$P(width_m) < 1 || $P(height_m) < 1} { tk_die "width_m and height_m must be >= 1" }
 if {$P(max_speed_mps) < 0 || $P(pause_time) < 0} { tk_die "max_speed_mps and pause_time must be >= 0" }

@@ -29,20 +29,7 @@
 # All flows cross every bottleneck.
 source [file join [file dirname [info script]] common.tcl]
 
-tk_parse_args newreno-vs-reno [list \
-    {duration float 50.0} \
-    {config choice droptail {droptail red multi}} \
-    {flows_per_variant int 0} \
-    {start_max float 7.0} \
-    {udp_rate_mbps float 0.01} \
-    {udp_packet_size int 1000} \
-    {access_mbps float 10.0} \
-    {window int 0} \
-    {extra_flows int 1} \
-    [list extra_variant choice Tahoe [tk_variants {Tahoe Reno Newreno Vegas Sack1}]] \
-    {extra_duration_s float 10.0} \
-    {drain_s float 0.4} \
-]
+tk_parse_args newreno-vs-reno
 switch -- $P(config) {
     droptail { set nb 1; set bbw 0.7Mb; set bdl 8ms;  set q DropTail; set lim 20; set psz 500; set win 16; set k 1 }
     red      { set nb 1; set bbw 2Mb;   set bdl 1ms;  set q RED;      set lim 50; set psz 500; set win 4;  set k 25 }

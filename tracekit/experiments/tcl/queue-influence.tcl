@@ -17,27 +17,7 @@
 # (paper 004: "TCP flow at 30 seconds"); the run ends drain_s later.
 source [file join [file dirname [info script]] common.tcl]
 
-tk_parse_args queue-influence [list \
-    {duration float 30.0} \
-    [list variant choice Reno [tk_variants {Reno Sack1}]] \
-    {queue choice DropTail {DropTail RED}} \
-    {red_links int 5} \
-    {red_thresh float 5.0} \
-    {red_maxthresh float 15.0} \
-    {cbr_rate_mbps float 1.0} \
-    {cbr_start float 11.0} \
-    {cbr_stop float 25.0} \
-    {cbr_random int 1} \
-    {cbr_packet_size int 1000} \
-    {packet_size int 1000} \
-    {window int 120} \
-    {maxcwnd int 150} \
-    {bandwidth_mbps float 10.0} \
-    {delay_ms float 10.0} \
-    {queue_limit int 50} \
-    {start_jitter float 0.5} \
-    {drain_s float 0.15} \
-]
+tk_parse_args queue-influence
 if {$P(red_links) < 0 || $P(red_links) > 5} { tk_die "red_links must be in 0..5" }
 
 set ns [new Simulator]

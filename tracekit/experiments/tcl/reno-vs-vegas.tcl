@@ -20,26 +20,7 @@
 # vegas_start seconds after Reno ("when connection 2 joins the network ...").
 source [file join [file dirname [info script]] common.tcl]
 
-tk_parse_args reno-vs-vegas {
-    {duration float 100.0}
-    {queue choice DropTail {DropTail RED}}
-    {n_reno int 1}
-    {n_vegas int 1}
-    {vegas_start float 5.0}
-    {access_mbps float 2.0}
-    {access_delay_ms float 10.0}
-    {bottleneck_mbps float 0.3}
-    {bottleneck_delay_ms float 200.0}
-    {queue_limit int 10}
-    {packet_size int 552}
-    {window int 8000}
-    {red_thresh float 5.0}
-    {red_maxthresh float 10.0}
-    {vegas_alpha int 1}
-    {vegas_beta int 3}
-    {start_jitter float 1.0}
-    {drain_s float 0.65}
-}
+tk_parse_args reno-vs-vegas
 if {$P(n_reno) < 0 || $P(n_vegas) < 0 || $P(n_reno) + $P(n_vegas) < 1} {
     tk_die "n_reno and n_vegas must be >= 0 with at least one flow"
 }

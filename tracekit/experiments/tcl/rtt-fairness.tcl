@@ -15,20 +15,7 @@
 # the run ends drain_s later.
 source [file join [file dirname [info script]] common.tcl]
 
-tk_parse_args rtt-fairness [list \
-    {duration float 60.0} \
-    [list variant choice Reno [tk_variants {Tahoe Reno Newreno Vegas Sack1}]] \
-    {bottleneck_mbps float 10.0} \
-    {bottleneck_delay_ms float 20.0} \
-    {access1_delay_ms float 5.0} \
-    {access2_delay_ms float 55.0} \
-    {access_mbps float 100.0} \
-    {queue_limit int 50} \
-    {packet_size int 1000} \
-    {window int 10000} \
-    {start_jitter float 1.0} \
-    {drain_s float 0.2} \
-]
+tk_parse_args rtt-fairness
 
 set ns [new Simulator]
 tk_flow 1 $P(variant)

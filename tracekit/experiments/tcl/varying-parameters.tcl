@@ -15,18 +15,7 @@
 # run ends drain_s later.
 source [file join [file dirname [info script]] common.tcl]
 
-tk_parse_args varying-parameters [list \
-    {duration float 5.0} \
-    [list variant choice Reno [tk_variants {Tahoe Reno Newreno Sack1}]] \
-    {error_rate float 0.0} \
-    {packet_size int 1000} \
-    {window int 20} \
-    {bandwidth_mbps float 1.0} \
-    {delay_ms float 10.0} \
-    {queue_limit int 10} \
-    {start_jitter float 1.0} \
-    {drain_s float 0.3} \
-]
+tk_parse_args varying-parameters
 if {$P(error_rate) < 0 || $P(error_rate) >= 1} { tk_die "error_rate must be in [0, 1)" }
 
 set ns [new Simulator]
