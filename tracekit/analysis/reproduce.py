@@ -25,7 +25,6 @@ import itertools
 import json
 import math
 import operator
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -34,6 +33,7 @@ from tracekit.db.catalogue import Metric, metric as catalogue_metric, metrics as
 from tracekit.analysis.compare import ALPHA, Filter, fmt_p, fmt_value, t_two_sided_p, welch
 from tracekit.core.errors import TracekitError
 from tracekit.experiments import EXPERIMENTS, SCENARIOS, format_value, resolve_params
+from tracekit.experiments.declarations import DeclarationError, check_keys, number, read_toml
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
@@ -53,8 +53,9 @@ UNDEFINED_WHY = {
 }
 
 
-class PaperFileError(ValueError):
-    """A paper file that does not follow the format; the message names the file and the place."""
+class PaperFileError(DeclarationError):
+    """A paper file that does not follow the format; the message names the file and the place
+    (checked by declarations.py, the validation the scenario files share)."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -151,15 +152,7 @@ _IMPLAUSIBLE = {"expr": True, "why": True}
 
 
 def _keys(t: Any, spec: dict[str, bool], where: str) -> dict:
-    if not isinstance(t, dict):
-        raise PaperFileError(f"{where}: expected a table")
-    unknown = [k for k in t if k not in spec]
-    if unknown:
-        raise PaperFileError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(spec)})")
-    missing = [k for k, req in spec.items() if req and k not in t]
-    if missing:
-        raise PaperFileError(f"{where}: missing key {missing[0]!r}")
-    return t
+    return check_keys(t, spec, where, PaperFileError)
 
 
 def _text(v: Any, where: str) -> str:
@@ -169,9 +162,7 @@ def _text(v: Any, where: str) -> str:
 
 
 def _num(v: Any, where: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise PaperFileError(f"{where}: expected a number")
-    return float(v)
+    return float(number(v, where, PaperFileError))
 
 
 def _label(v: Any) -> str:
@@ -246,10 +237,7 @@ def _opt_label(t: dict, key: str) -> str | None:
 
 def load_paper(path: Path) -> Paper:
     where = path.name
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise PaperFileError(f"{where}: not valid TOML: {e}") from None
+    doc = read_toml(path, PaperFileError)
     _keys(doc, _TOP, where)
     pid = _text(doc["id"], f"{where}: id")
     exps = doc["experiments"]

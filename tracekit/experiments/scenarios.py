@@ -48,13 +48,13 @@ import dataclasses
 import itertools
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
 from tracekit.core.errors import clip_repr
+from tracekit.experiments.declarations import DeclarationError, check_keys, number, read_toml
 from tracekit.formats.tracemeta import format_value, sim_id_of
 
 TCL_DIR = Path(__file__).resolve().parent / "tcl"
@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 
-class ScenarioFileError(ValueError):
+class ScenarioFileError(DeclarationError):
     """A declaration file that does not load or validate (the message names the file)."""
 
 
@@ -316,7 +316,8 @@ class ExperimentCompare:
 
 
 # --------------------------------------------------------------------------
-# the declaration files
+# the declaration files: each table's {key: required}, checked by declarations.check_keys
+# (the one validation, shared with the paper files)
 
 _TOP_KEYS = {"id": True, "order": False, "title": True, "paper": True, "experiment": True,
              "description": True, "script": True, "trace_files": False, "series": False,
@@ -333,34 +334,16 @@ _RANGE_KEYS = {"start": True, "stop": True, "step": True}
 _TYPES = ("int", "float", "choice", "str")
 
 
-def _keys(table: Any, spec: dict[str, bool], where: str) -> dict:
-    if not isinstance(table, dict):
-        raise ValueError(f"{where}: expected a table")
-    unknown = [k for k in table if k not in spec]
-    if unknown:
-        raise ValueError(f"{where}: unknown key {clip_repr(unknown[0])} (known: {', '.join(spec)})")
-    missing = [k for k, required in spec.items() if required and k not in table]
-    if missing:
-        raise ValueError(f"{where}: missing key {clip_repr(missing[0])}")
-    return table
-
-
 def _str(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"{where}: expected a non-empty string")
     return value
 
 
-def _number(value: Any, where: str) -> float | int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{where}: expected a number")
-    return value
-
-
 def _param(t: Any, where: str) -> Param:
     if isinstance(t, dict) and isinstance(t.get("name"), str) and t["name"]:
         where = f"parameter {t['name']}"
-    _keys(t, _PARAM_KEYS, where)
+    check_keys(t, _PARAM_KEYS, where)
     name = _str(t["name"], f"{where}: name")
     kind = t["type"]
     if kind not in _TYPES:
@@ -370,7 +353,7 @@ def _param(t: Any, where: str) -> Param:
         raise ValueError(f"{where}: choices are given for, and only for, type = \"choice\"")
     pairs_of = None
     if isinstance(choices, dict):   # { pairs_of = [...] }: every "A-B" of the list
-        _keys(choices, {"pairs_of": True}, f"{where}: choices")
+        check_keys(choices, {"pairs_of": True}, f"{where}: choices")
         pairs_of = choices["pairs_of"]
         if (not isinstance(pairs_of, list) or not pairs_of
                 or not all(isinstance(c, str) and c for c in pairs_of)):
@@ -381,15 +364,15 @@ def _param(t: Any, where: str) -> Param:
         if not isinstance(choices, list) or not choices or not all(isinstance(c, str) and c for c in choices):
             raise ValueError(f"{where}: choices must be a list of strings, or {{ pairs_of = [...] }}")
         choices = tuple(choices)
-    lo = None if t.get("min") is None else _number(t["min"], f"{where}: min")
-    hi = None if t.get("max") is None else _number(t["max"], f"{where}: max")
+    lo = None if t.get("min") is None else number(t["min"], f"{where}: min")
+    hi = None if t.get("max") is None else number(t["max"], f"{where}: max")
     if kind in ("choice", "str") and (lo is not None or hi is not None):
         raise ValueError(f"{where}: min/max are for int and float parameters")
     default = t["default"]
     if kind == "int" and (isinstance(default, bool) or not isinstance(default, int)):
         raise ValueError(f"{where}: default must be an integer")
     if kind == "float":
-        default = float(_number(default, f"{where}: default"))
+        default = float(number(default, f"{where}: default"))
     if kind in ("choice", "str") and not isinstance(default, str):
         raise ValueError(f"{where}: default must be a string")
     p = Param(name, kind, default, choices, lo, hi, _opt_str(t, "unit", where), _opt_str(t, "help", where),
@@ -421,8 +404,8 @@ def _grid_values(value: Any, where: str) -> list:
 
 
 def _range(value: Any, where: str) -> list:
-    _keys(value, _RANGE_KEYS, where)
-    start, stop, step = (_number(value[k], f"{where}: {k}") for k in ("start", "stop", "step"))
+    check_keys(value, _RANGE_KEYS, where)
+    start, stop, step = (number(value[k], f"{where}: {k}") for k in ("start", "stop", "step"))
     if step <= 0 or stop < start:
         raise ValueError(f"{where}: need step > 0 and stop >= start")
     n = int(round((stop - start) / step))
@@ -435,7 +418,7 @@ def _range(value: Any, where: str) -> list:
 def _experiment(t: Any, sc: Scenario, where: str) -> Experiment:
     if isinstance(t, dict) and isinstance(t.get("name"), str) and t["name"]:
         where = f"experiment {t['name']}"
-    _keys(t, _EXPERIMENT_KEYS, where)
+    check_keys(t, _EXPERIMENT_KEYS, where)
     name = _str(t["name"], f"{where}: name")
     seeds = _grid_values(t["seeds"], f"{where}: seeds") if isinstance(t["seeds"], (list, dict)) else None
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in seeds):
@@ -465,7 +448,7 @@ def _experiment(t: Any, sc: Scenario, where: str) -> Experiment:
 def _quick(t: Any, exp: Experiment, names: set[str], where: str) -> Experiment:
     """An experiment's reduced version: its own seeds, grid values replacing some of the
     experiment's (same parameters), fixed values added to or replacing the experiment's."""
-    _keys(t, _QUICK_KEYS, where)
+    check_keys(t, _QUICK_KEYS, where)
     seeds = t["seeds"]
     if (not isinstance(seeds, list) or not seeds
             or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in seeds)):
@@ -489,7 +472,7 @@ def _quick(t: Any, exp: Experiment, names: set[str], where: str) -> Experiment:
 def _experiment_compare(t: Any, grid: dict[str, list], where: str) -> ExperimentCompare:
     from tracekit.db.catalogue import metrics as catalogued
 
-    _keys(t, _COMPARE_KEYS, where)
+    check_keys(t, _COMPARE_KEYS, where)
 
     def strings(key: str) -> tuple[str, ...]:
         v = t.get(key, [])
@@ -509,7 +492,7 @@ def _experiment_compare(t: Any, grid: dict[str, list], where: str) -> Experiment
 
 
 def _check(t: Any, sc: Scenario, where: str) -> Check:
-    _keys(t, _CHECK_KEYS, where)
+    check_keys(t, _CHECK_KEYS, where)
     expr = _str(t["expr"], f"{where}: expr")
     try:
         holds, names = _compile_check(expr)
@@ -533,10 +516,9 @@ def load_scenario_file(path: Path) -> tuple[Scenario, list[Experiment], int | fl
     """One declaration file: its scenario, its experiments and its listing order.
     Raises ScenarioFileError (one line, naming the file) for anything it does not accept."""
     path = Path(path)
+    t = read_toml(path, ScenarioFileError)
     try:
-        with path.open("rb") as fh:
-            t = tomllib.load(fh)
-        _keys(t, _TOP_KEYS, "top level")
+        check_keys(t, _TOP_KEYS, "top level")
         sid = _str(t["id"], "id")
         if sid != path.stem:
             raise ValueError(f"id {clip_repr(sid)} differs from the file name")
@@ -556,7 +538,7 @@ def load_scenario_file(path: Path) -> tuple[Scenario, list[Experiment], int | fl
         series: str | None = None
         series_values: tuple[tuple[str, str], ...] = ()
         if "series" in t:
-            s = _keys(t["series"], _SERIES_KEYS, "series")
+            s = check_keys(t["series"], _SERIES_KEYS, "series")
             series = _str(s["param"], "series: param")
             if series not in names:
                 raise ValueError(f"series: {clip_repr(series)} is not a parameter")
@@ -570,8 +552,8 @@ def load_scenario_file(path: Path) -> tuple[Scenario, list[Experiment], int | fl
         checks = tuple(_check(c, sc, f"checks #{i + 1}") for i, c in enumerate(t.get("checks", [])))
         sc = dataclasses.replace(sc, checks=checks)
         experiments = [_experiment(e, sc, f"experiments #{i + 1}") for i, e in enumerate(t.get("experiments", []))]
-        order = _number(t.get("order", math.inf), "order")
-    except (OSError, tomllib.TOMLDecodeError, ValueError) as e:
+        order = number(t["order"], "order") if "order" in t else math.inf
+    except ValueError as e:
         raise ScenarioFileError(f"{path.name}: {e}") from None
     return sc, experiments, order
 
