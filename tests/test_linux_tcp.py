@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from test_metrics import compare_run, rows
-from tracekit.experiments import SCENARIOS, ScenarioRunError, resolve_params, run_scenario_traces
+from tracekit.experiments import SCENARIOS, ScenarioRunError, ns_command, resolve_params, run_scenario_traces
 from tracekit.experiments import scenarios as scenarios_mod
 from tracekit.experiments.sweep import plan_sweep, run_sims
 from tracekit.formats.parsers import PACKET_KINDS
@@ -60,11 +60,14 @@ def test_unknown_algorithm_refused_before_ns_runs(sid, key, value, tmp_path):
 
 @needs_ns
 def test_tcl_refuses_an_unknown_linux_algorithm(tmp_path):
-    """The script run by hand: ns-2 itself would print an error and run its default."""
-    sc = SCENARIOS["cbr-variants"]
-    proc = subprocess.run([NS, str(sc.script_path), f"out_dir={tmp_path}", "variant=linux-foo"],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and "linux-cubic" in proc.stderr
+    """The script run by hand (the runner's command line, its variant replaced: the runner
+    itself refuses a choice the declaration lacks): ns-2 itself would print an error and run
+    its default."""
+    argv = ns_command("cbr-variants", resolve_params("cbr-variants"), 1, tmp_path, NS)
+    argv = [w if not w.startswith("variant:") else "variant:choice=linux-foo" for w in argv]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "unknown Linux congestion control 'foo'" in proc.stderr
+    assert "cubic" in proc.stderr
 
 
 def _cwnd_body(path: Path) -> str:
@@ -81,8 +84,9 @@ def test_every_linux_algorithm_runs_and_is_selected(tmp_path):
     for alg in LINUX:
         out = tmp_path / alg
         out.mkdir()
-        proc = subprocess.run([NS, str(SCENARIOS["cbr-variants"].script_path), f"out_dir={out}", "duration=3",
-                               f"variant=linux-{alg}", "cbr_rate_mbps=9.5", "window=1000"],
+        params = resolve_params("cbr-variants", {"duration": "3", "variant": f"linux-{alg}",
+                                                 "cbr_rate_mbps": "9.5", "window": "1000"})
+        proc = subprocess.run(ns_command("cbr-variants", params, 1, out, NS),
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert f"cmd select_ca {alg}" in proc.stdout.splitlines()
