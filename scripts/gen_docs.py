@@ -1,6 +1,6 @@
 """Generate the measured numbers of README.md and docs/*.md from their sources.
 
-    .venv/bin/python scripts/gen_docs.py                 # rewrite every generated block, and docs/metrics.md
+    .venv/bin/python scripts/gen_docs.py                 # rewrite every generated block and page
     .venv/bin/python scripts/gen_docs.py --check         # write nothing; exit 1 listing each stale block
     .venv/bin/python scripts/gen_docs.py --reproduce DIR # run the papers' quick experiments first (ns-2)
 
@@ -14,7 +14,9 @@ benchmarks/RESULTS.md (written by benchmarks/run_benchmarks.py), the scenario de
 docs/data/reproduction-quick.json, which `--reproduce DIR` writes from `tracekit reproduce --all
 --quick --format json` on the store DIR (a fresh store, so that it holds only these runs), with
 the time and commit it was made at. A block can be moved to another of these files as it is.
-docs/metrics.md is generated whole, by tracekit.db.catalogue's own renderer.
+Pages generated whole (PAGES below): docs/metrics.md (by tracekit.db.catalogue's own renderer)
+and docs/views.md from the catalogue, docs/cli.md from every command's --help (the click group
+of the typer app, at a fixed width).
 """
 from __future__ import annotations
 
@@ -198,8 +200,63 @@ def _metrics_page(root: Path) -> str:
     return catalogue.metrics_markdown()
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _views_page(root: Path) -> str:
+    """Every catalogued view (and table macro) with its columns and what each means."""
+    from tracekit.db import catalogue
+
+    out = ["# View reference", "",
+           "Generated from `sql/catalogue.toml` by `scripts/gen_docs.py`; do not edit by hand. Every view",
+           "and table macro `tracekit sql` and the dashboard define, with its columns in order (tests check",
+           "each view's columns against this list). What the views are for: [SQL and views](sql.md); the",
+           "metrics among these columns: [Metrics](metrics.md).", ""]
+    for v in catalogue.views().values():
+        out += [f"## `{v.name}`", "", _cell(v.description) + ("." if not v.description.endswith(".") else ""), "",
+                "| column | meaning |", "|---|---|"]
+        for c in v.columns:
+            metric = f" (metric [`{c.metric}`](metrics.md))" if c.metric else ""
+            out.append(f"| `{c.name}` | {_cell(c.description)}{metric} |")
+        out.append("")
+    return "\n".join(out)
+
+
+HELP_WIDTH = 100     # the help's line width in docs/cli.md: fixed, whatever the terminal
+
+
+def _cli_page(root: Path) -> str:
+    """Every command's --help, as click renders it at HELP_WIDTH columns, walking the typer app's
+    click group (typer vendors click as typer._click) (the imported tracekit's: this checkout's when run as a script)."""
+    import typer.core
+    import typer.main
+
+    from tracekit.apps.cli import app
+
+    group = typer.main.get_command(app)     # as `tracekit --help` shows it (with the completion options)
+    assert isinstance(group, typer.core.TyperGroup)
+    # typer's own (vendored) click: its Context class, not click's
+    top = group.context_class(group, info_name="tracekit", terminal_width=HELP_WIDTH, max_content_width=HELP_WIDTH)
+    out = ["# CLI reference", "",
+           "Generated from every command's `--help` by `scripts/gen_docs.py`; do not edit by hand. The",
+           "conventions every command follows (exit statuses, `--data`, `--format`): [Using tracekit](usage.md).", "",
+           "## `tracekit`", "", "```text", group.get_help(top), "```", ""]
+    for name in group.list_commands(top):
+        cmd = group.get_command(top, name)
+        if cmd is None or cmd.hidden:
+            continue
+        ctx = cmd.context_class(cmd, info_name=name, parent=top, terminal_width=HELP_WIDTH, max_content_width=HELP_WIDTH)
+        out += [f"## `tracekit {name}`", "", "```text", cmd.get_help(ctx), "```", ""]
+    return "\n".join(out)
+
+
 # pages generated whole: path -> (source, renderer)
-PAGES: dict[str, Block] = {"docs/metrics.md": Block("sql/catalogue.toml", _metrics_page)}
+PAGES: dict[str, Block] = {
+    "docs/metrics.md": Block("sql/catalogue.toml", _metrics_page),
+    "docs/views.md": Block("sql/catalogue.toml", _views_page),
+    "docs/cli.md": Block("tracekit/apps/cli.py", _cli_page),
+}
 
 
 # ---------------------------------------------------------------------------------------
@@ -207,7 +264,9 @@ PAGES: dict[str, Block] = {"docs/metrics.md": Block("sql/catalogue.toml", _metri
 
 
 def doc_files(root: Path) -> list[Path]:
-    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    """README.md, every docs/*.md, and the generated pages (also those not written yet)."""
+    return sorted({root / "README.md", *(root / "docs").glob("*.md"), *(root / rel for rel in PAGES)},
+                  key=lambda p: (p.name != "README.md", p.as_posix()))
 
 
 @dataclass
@@ -265,7 +324,7 @@ def run(root: Path, check: bool) -> Outcome:
     outcome = Outcome()
     for path in doc_files(root):
         rel = path.relative_to(root).as_posix()
-        old = path.read_text()
+        old = path.read_text() if path.exists() or rel not in PAGES else ""
         if rel in PAGES:
             new = PAGES[rel].render(root)
             if new != old:

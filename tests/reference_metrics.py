@@ -1,4 +1,4 @@
-"""A plain, line-by-line implementation of the wired-trace metric definitions in CONTRACT.md.
+"""A plain, line-by-line implementation of the wired-trace metric definitions in docs/contract.md.
 
 It reads the trace text itself (no tracekit code, no SQL) so that tests can compare the SQL
 views with numbers computed a second, independent way. Slow on purpose: clarity over speed.
@@ -14,7 +14,7 @@ The rules the contract leaves open are decided here exactly as the sql/ headers 
   0 for non-TCP flows;
 - quantiles interpolate linearly (q * (n - 1)), like numpy's default.
 
-Measurement window (CONTRACT.md, revised) -- decided here, the SQL follows:
+Measurement window (docs/contract.md, revised) -- decided here, the SQL follows:
 - run end (`t_run_end`, a column of flow_stats): the run's `stop_s` label where it has one
   (passed in as run_end), else the largest time of any packet event line (`+ - r d e h`,
   >= 12 fields) of the trace; `v` and other non-packet lines do not count. One value per run,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -29,6 +30,10 @@ def _load_gen_docs():
 
 
 gen = _load_gen_docs()
+# the pages holding the blocks the tests below edit (README.md is a landing page without any)
+SUMMARY_PAGE = "docs/reproduce.md"      # reproduce-summary
+INGEST_PAGE = "docs/ingest.md"          # ingest-memory
+SQL_PAGE = "docs/sql.md"                # sql-startup
 
 
 def _block(text: str, name: str) -> str:
@@ -63,7 +68,7 @@ def test_every_block_is_used_and_its_source_exists():
 def test_summary_rows_are_the_data_files_counts():
     """A second count, from each result's claims and rows (not its summary), row by row."""
     data = json.loads((ROOT / gen.REPRODUCTION).read_text())
-    body = _block((ROOT / "README.md").read_text(), "reproduce-summary")
+    body = _block((ROOT / SUMMARY_PAGE).read_text(), "reproduce-summary")
     assert data["made"][:10] in body and data["commit"] in body
     rows = {cells[0]: cells for cells in
             ([c.strip() for c in line.strip().strip("|").split("|")] for line in body.splitlines() if line.startswith("| "))}
@@ -81,29 +86,29 @@ def test_summary_rows_are_the_data_files_counts():
 
 def test_benchmark_figures_are_results_md_cells():
     results = (ROOT / gen.RESULTS).read_text()
-    readme = (ROOT / "README.md").read_text()
+    ingest, sql = (ROOT / INGEST_PAGE).read_text(), (ROOT / SQL_PAGE).read_text()
     for trace in ("big-103s.tr", "big-513s.tr"):
         line = next(x for x in results.splitlines() if x.startswith(f"| `tracekit ingest` (fresh store) | {trace} |"))
         rss = line.split("|")[6].strip()
         size = next(x for x in results.splitlines() if x.startswith(f"| `{trace}` |")).split("|")[2].strip()
-        assert f"{rss} on a {size} trace (`{trace}`)" in _block(readme, "ingest-memory")
+        assert f"{rss} on a {size} trace (`{trace}`)" in _block(ingest, "ingest-memory")
     startup = results[results.index("## CLI start-up"):]
     line = next(x for x in startup.splitlines() if x.startswith('| `tracekit sql "SELECT 1"`, empty store |'))
-    assert f"took {line.split('|')[2].strip()} " in _block(readme, "sql-startup")
-    assert "around 300 MB" not in readme and "about 0.2 s" not in readme    # the figures it had by hand
+    assert f"took {line.split('|')[2].strip()} " in _block(sql, "sql-startup")
+    assert "around 300 MB" not in ingest and "about 0.2 s" not in sql    # the figures they had by hand
 
 
 def test_a_number_edited_inside_a_block_is_reported(tmp_path):
     root = _copy(tmp_path)
     assert gen.run(root, check=True).stale == []
-    readme = root / "README.md"
+    readme = root / INGEST_PAGE
     good = readme.read_text()
     block = _block(good, "ingest-memory")
     edited = good.replace(block, re.sub(r"\d+ MB", "300 MB", block, count=1))
     assert edited != good
     readme.write_text(edited)
     line = good[:good.index("<!-- generated: ingest-memory")].count("\n") + 1
-    assert gen.run(root, check=True).stale == [f"README.md:{line}: block 'ingest-memory' is stale (from {gen.RESULTS})"]
+    assert gen.run(root, check=True).stale == [f"{INGEST_PAGE}:{line}: block 'ingest-memory' is stale (from {gen.RESULTS})"]
     assert readme.read_text() == edited           # --check writes nothing
     gen.run(root, check=False)
     assert readme.read_text() == good
@@ -123,7 +128,7 @@ def test_a_changed_data_file_is_reported_until_regenerated(tmp_path):
     stale = gen.run(root, check=True).stale
     assert len(stale) == 1 and "block 'reproduce-summary' is stale" in stale[0]
     gen.run(root, check=False)
-    body = _block((root / "README.md").read_text(), "reproduce-summary")
+    body = _block((root / SUMMARY_PAGE).read_text(), "reproduce-summary")
     statuses = [c["status"] for c in r["claims"]]
     row = next(x for x in body.splitlines() if x.startswith("| cbr-exp1 (quick) |"))
     assert row.endswith(f"| {statuses.count('reproduced')} | {statuses.count('not reproduced')} "
@@ -143,7 +148,7 @@ def test_a_changed_results_md_is_reported(tmp_path):
     stale = gen.run(root, check=True).stale
     assert len(stale) == 1 and "block 'ingest-memory' is stale" in stale[0]
     gen.run(root, check=False)
-    assert "999 MB on a 2,091 MB trace" in _block((root / "README.md").read_text(), "ingest-memory")
+    assert "999 MB on a 2,091 MB trace" in _block((root / INGEST_PAGE).read_text(), "ingest-memory")
 
 
 def test_a_missing_source_or_marker_is_an_error(tmp_path):
@@ -152,20 +157,20 @@ def test_a_missing_source_or_marker_is_an_error(tmp_path):
     outcome = gen.run(root, check=True)
     assert [e.split(": ", 1)[1] for e in outcome.errors] == [
         f"block 'reproduce-summary' cannot be made: {gen.REPRODUCTION}: missing"]
-    readme = root / "README.md"
-    readme.write_text(readme.read_text().replace("<!-- end generated: sql-startup -->", ""))
+    page = root / SQL_PAGE
+    page.write_text(page.read_text().replace("<!-- end generated: sql-startup -->", ""))
     with pytest.raises(gen.DocsError, match="without its"):
         gen.run(root, check=True)
 
 
 def test_a_block_moved_to_a_docs_page_is_checked_there(tmp_path):
     root = _copy(tmp_path)
-    readme, page = root / "README.md", root / "docs" / "contract-wireless.md"
-    text = readme.read_text()
+    src, page = root / SQL_PAGE, root / "docs" / "contract-wireless.md"
+    text = src.read_text()
     start = text.index("<!-- generated: sql-startup")
     end = text.index("<!-- end generated: sql-startup -->") + len("<!-- end generated: sql-startup -->")
     block = text[start:end]
-    readme.write_text(text[:start] + text[end:])
+    src.write_text(text[:start] + text[end:])
     page.write_text(page.read_text() + "\nStart-up: " + re.sub(r"took [\d.]+ (m?s)", r"took 99 \1", block) + ".\n")
     outcome = gen.run(root, check=True)
     assert [b.path for b in outcome.blocks if b.name == "sql-startup"] == ["docs/contract-wireless.md"]
@@ -185,3 +190,29 @@ def test_a_failed_reproduce_leaves_the_data_file_as_it_was(tmp_path):
         gen.make_reproduction(ROOT, not_a_store, jobs=1)
     assert data.read_bytes() == before
     assert not data.with_suffix(".tmp").exists()
+
+
+def test_the_cli_page_is_what_each_command_prints():
+    """docs/cli.md against a second rendering: `python -m tracekit CMD --help` run as a process
+    (the terminal's own width, so compared without the line breaks), for the app and every command the
+    top-level help lists."""
+    page = (ROOT / "docs" / "cli.md").read_text()
+    sections = dict(re.findall(r"^## `(tracekit[\w -]*)`\n\n```text\n(.*?)\n```", page, re.S | re.M))
+
+    def helps(*args: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "tracekit", *args, "--help"], capture_output=True, text=True,
+                             cwd=ROOT, env={**os.environ, "COLUMNS": "80"})
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    top = helps()
+    listed = re.findall(r"^  ([a-z][\w-]*)  ", top.split("Commands:", 1)[1], re.M)
+    assert len(listed) >= 10 and "ingest" in listed and "explain-awk" in listed
+    assert set(sections) == {"tracekit", *(f"tracekit {c}" for c in listed)}
+    page_top = sections["tracekit"]
+    # the Commands list cuts each summary to the width ("..."): its names, in order, not its words
+    assert page_top.split("Commands:")[0].split() == top.split("Commands:")[0].split()
+    assert re.findall(r"^  ([a-z][\w-]*)  ", page_top.split("Commands:", 1)[1], re.M) == listed
+    for c in listed:
+        # whitespace left out: click may also break a line after a hyphen (why-awk-numbers-\ndiffer.md)
+        assert "".join(sections[f"tracekit {c}"].split()) == "".join(helps(c).split()), c

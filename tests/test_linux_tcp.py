@@ -3,7 +3,7 @@ variants, under the real ns-2: every algorithm of the Debian build runs and is t
 selected (ns-2 silently falls back to its default for an unknown name), unknown names are
 refused before ns-2 runs, ns-2's chatter stays out of messages, and a sweep over Linux
 variants gives metrics that agree with tests/reference_metrics.py (an independent reading
-of CONTRACT.md) and cwnd rows equal to the cwnd trace, read here with a plain line loop."""
+of docs/contract.md) and cwnd rows equal to the cwnd trace, read here with a plain line loop."""
 from __future__ import annotations
 
 import shutil

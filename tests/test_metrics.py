@@ -1,6 +1,6 @@
 """The metric views (sql/flows.sql ... sql/replication_stats.sql) against numbers computed
 independently: by hand on tiny traces (the arithmetic is in the comments), and by
-tests/reference_metrics.py, a line-by-line Python reading of CONTRACT.md, on real ns-2 runs
+tests/reference_metrics.py, a line-by-line Python reading of docs/contract.md, on real ns-2 runs
 of tests/tcl/metrics_*.tcl. Never against the views' own output captured once."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
--- run_ends: per run, the end of its measurement window (CONTRACT.md, revised): t_run_end =
+-- run_ends: per run, the end of its measurement window (docs/contract.md, revised): t_run_end =
 -- the simulation's stop time where the run records it (the label `stop_s`, which every
 -- bundled scenario writes; stop_s is NULL when absent or not a number), else t_end, the time
 -- of the run's last trace line (runs.t_end: the largest time of the run's event lines, `+ - r

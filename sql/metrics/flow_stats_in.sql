@@ -2,7 +2,7 @@
 -- and packets (of the trace kind `kind`, 'wired' or 'wireless'; NULL: both), for three kinds
 -- of window (a table macro; use it through flow_stats, flow_stats_window, onperiod_flow_stats
 -- and wireless_flow_stats). mode 'run': the measurement window of
--- CONTRACT.md, [the flow's first send, the run's end (run_ends.t_run_end)], every packet and
+-- docs/contract.md, [the flow's first send, the run's end (run_ends.t_run_end)], every packet and
 -- every delivery counted; 'window': [t0, t1) in every run; 'onperiod': [cbr_start, cbr_stop)
 -- of each run that has those labels (run_ends); 'run+onperiod': both at once (run_metrics: the
 -- packets are read once). Columns, per flow and window (window_kind: 'run', 'window' or

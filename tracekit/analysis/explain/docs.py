@@ -151,7 +151,7 @@ def render(wired: Run, wireless: Run, command: str = "python -m tracekit.analysi
         "and names the mistakes that reproduce each number it prints (within 0.1 %), with tracekit's value "
         "beside it; a number no combination of them reproduces is reported as unexplained. The catalogue is "
         "`tracekit/analysis/explain/mistakes.toml`: each mistake is one entry, computed with SQL over the store "
-        "like every other metric. tracekit's own definitions: CONTRACT.md and docs/contract-wireless.md.",
+        "like every other metric. tracekit's own definitions: docs/contract.md and docs/contract-wireless.md.",
         "",
         "Every number on this page was computed from real ns-2 runs (ns-2.35, seed "
         f"{wired.seed}): **{wired.scenario}** with {_params(wired.params)} (TCP Reno fid 1 from node 0 to node 3 "
