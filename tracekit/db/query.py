@@ -27,7 +27,7 @@ from tracekit.db.catalogue import create_catalogue_table
 from tracekit.store.columns import FACT_TABLES, TABLE_NAMES
 from tracekit.core.errors import TracekitError
 from tracekit.db.sqlfiles import BASE_NAMES, COMPUTED_VIEWS, HIER_TABLES, HIER_VIEWS, LAYERS, RAW_VIEWS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql, definition_hash, empty_view_sql, fact_part_name, needed_names, sql_dir, sql_files
-from tracekit.store.compacted import PACKET_TABLES, plan
+from tracekit.store.compacted import PACKET_TABLES, SMALL_TABLES, plan
 from tracekit.store.store import Store
 
 __all__ = ["BASE_NAMES", "LAYERS", "SqlFile", "_ordered", "needed_names", "sql_dir", "sql_files"]
@@ -103,7 +103,8 @@ def read_plan(store: Store, need: set[str], run_ids=None) -> ViewFiles:
                 stored |= set(r.has.get(table, []))
             else:       # compacted under another definition of sql/: computed, as a run's stale part is
                 del compacted[table]
-        pending[table] = sorted((with_events & live) - stored)
+        # a per-packet fact table not read here: which runs lack its parts is not looked up
+        pending[table] = sorted((with_events & live) - stored) if table in SMALL_TABLES or table in tables else []
     return ViewFiles(files, compacted, r.exclude, r.only, pending, bool(hier & live), tables)
 
 
