@@ -18,16 +18,11 @@ from tracekit.ingest.pipeline import ingest_paths
 from tracekit.store.compacted import SMALL_TABLES, current_generation
 from tracekit.store.store import Store
 
-ROOT = Path(__file__).resolve().parent.parent
-S = ROOT / "sample_traces"
-FIRST = [S / "cbr-fairness" / "Reno-Vegas-seed1" / "packets.tr.zst" if (S / "cbr-fairness" / "Reno-Vegas-seed1").exists()
-         else S / "cbr-fairness" / "Reno-Reno-seed1" / "packets.tr.zst",
-         S / "cbr-fairness" / "Reno-Reno-seed1" / "cwnd.tr.zst",
-         S / "queue-influence" / "RED-seed1" / "packets.tr.zst",
-         S / "queue-influence" / "RED-seed1" / "queue.tr.zst",
-         S / "manet" / "AODV-seed1" / "packets.tr.zst"]
-LATER = [S / "queue-influence" / "DropTail-seed1" / "packets.tr.zst",
-         S / "reno-vs-vegas" / "DropTail-seed1" / "cwnd.tr.zst"]
+# real ns-2 traces of the session fixtures (tests/conftest.py), small: wired (one with
+# annotations), a tcpvar trace, queue monitors, RED, wireless; two more ingested after compaction
+FIRST = (("ns_traces", "wired_plain"), ("ns_traces", "wired_annotate"), ("ns_traces", "tcpvar"),
+         ("ns_traces", "qmon_samples"), ("ns_traces", "red"), ("wild_traces", "wl_annot_new"))
+LATER = (("ns_traces", "wired_tcphdr"), ("wild_traces", "cwnd_tcpvar"))
 
 
 def _views() -> list[str]:
@@ -60,9 +55,15 @@ def _assert_same(a: dict, b: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def _template(tmp_path_factory) -> Path:
+def traces(ns_traces, wild_traces) -> dict[str, list[Path]]:
+    got = {"ns_traces": ns_traces, "wild_traces": wild_traces}
+    return {"first": [got[a][b] for a, b in FIRST], "later": [got[a][b] for a, b in LATER]}
+
+
+@pytest.fixture(scope="module")
+def _template(tmp_path_factory, traces) -> Path:
     d = tmp_path_factory.mktemp("compacted-reads") / "store"
-    res = ingest_paths(d, FIRST, labels={"study": "first"})
+    res = ingest_paths(d, traces["first"], labels={"study": "first"})
     assert [r.status for r in res] == ["added"] * len(FIRST)
     return d
 
@@ -93,10 +94,10 @@ def test_every_view_answers_as_uncompacted(pair):
     _assert_same(want, _answers(b))
 
 
-def test_runs_ingested_and_removed_since_compaction(pair):
+def test_runs_ingested_and_removed_since_compaction(pair, traces):
     a, b = pair
     before = {p.name for p in (a / "runs").iterdir()}
-    res = ingest_paths(a, LATER, labels={"study": "later"})
+    res = ingest_paths(a, traces["later"], labels={"study": "later"})
     assert [r.status for r in res] == ["added"] * len(LATER)
     for p in (a / "runs").iterdir():           # the same runs (their records hold when they were ingested)
         if p.name not in before:
