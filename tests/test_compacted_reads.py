@@ -149,3 +149,17 @@ def test_damaged_per_packet_file_of_a_compacted_run(pair, capfd):
     q = "SELECT run_id, count(*) FROM events GROUP BY ALL"
     assert sorted(connect(b).execute(q).fetchall()) == sorted(connect(a).execute(q).fetchall())
     assert f"run {run_dir.name[7:]} is damaged ({victim.name}" in capfd.readouterr().err
+
+
+def test_views_over_many_files_read_them_in_lists_of_list_chunk(pair, monkeypatch):
+    """A raw_* view over more files than LIST_CHUNK reads them as a UNION ALL of lists: the
+    same rows as one list."""
+    import tracekit.db.sqlfiles as sqlfiles
+
+    a, _ = pair
+    q = "SELECT * FROM raw_runs UNION ALL BY NAME SELECT * FROM raw_events"
+    want = sorted(map(repr, connect(a).execute(q).fetchall()))
+    monkeypatch.setattr(sqlfiles, "LIST_CHUNK", 2)
+    con = connect(a)
+    assert con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'raw_runs'").fetchone()[0].count("read_parquet") >= 3
+    assert sorted(map(repr, con.execute(q).fetchall())) == want

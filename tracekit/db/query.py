@@ -19,7 +19,6 @@ import time
 import weakref
 from dataclasses import dataclass
 from typing import Any
-from pathlib import Path
 
 import duckdb
 
@@ -67,7 +66,8 @@ def _per_run_tables(need: set[str]) -> set[str]:
 
 
 def _run_of(path: str) -> str:
-    return Path(path).parent.name[len("run_id="):]
+    """The run id of a run's part, from its directory name (…/run_id=<id>/<file>)."""
+    return path.rsplit(os.sep, 2)[-2][len("run_id="):]
 
 
 _warned_generation: set[str] = set()
@@ -78,7 +78,8 @@ def read_plan(store: Store, need: set[str], run_ids=None) -> ViewFiles:
     (None: every run): one readdir of runs/, the compacted generation, and each run not
     compacted listed and checked (its damage warned about once, tracekit.store.damage)."""
     tables = _per_run_tables(need)
-    r = plan(store.root, store.runs_dir, tables, list(run_ids) if run_ids is not None else None)
+    hier_only = frozenset(t for t in HIER_TABLES if f"raw_hier_{t}" in need and f"raw_{t}" not in need)
+    r = plan(store.root, store.runs_dir, tables, list(run_ids) if run_ids is not None else None, hier_only)
     if r.problem and r.problem not in _warned_generation:
         _warned_generation.add(r.problem)
         print(f"tracekit: warning: compacted files not used ({r.problem}); every run is read from its own files — "
@@ -96,7 +97,8 @@ def read_plan(store: Store, need: set[str], run_ids=None) -> ViewFiles:
     pending: dict[str, list[str]] = {}
     for table in FACT_TABLES:
         digest = definition_hash(defs, table)
-        files[table] = [p for p in files.get(table, []) if Path(p).name == fact_part_name(table, digest)]
+        part = os.sep + fact_part_name(table, digest)
+        files[table] = [p for p in files.get(table, []) if p.endswith(part)]
         stored = {_run_of(p) for p in files[table]}
         if table in compacted:
             if r.fact_hashes.get(table) == digest:

@@ -50,6 +50,7 @@ HIER_VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
 # the computed facts
 BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLE_NAMES), *(f"raw_hier_{t}" for t in HIER_TABLES),
                         "metric_catalogue", *COMPUTED_VIEWS.values()})
+LIST_CHUNK = 1000      # files per read_parquet list in a raw_* view
 _USES = re.compile(r"^--\s*uses:(.*)$", re.MULTILINE)
 
 
@@ -187,8 +188,12 @@ def _raw_view_sql(name: str, columns: tuple[tuple[str, str], ...], files: list[s
         if run_id is not None:
             return (f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, {_quote(run_id)} AS run_id "
                     f"FROM read_parquet({listed}, hive_partitioning = false)")
-        return (f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, run_id FROM read_parquet({listed}, "
-                "hive_partitioning = true, hive_types = {'run_id': VARCHAR})")
+        # DuckDB's cost of one list grows faster than its length (1.7 s to bind 20,000 files,
+        # 0.4 s as 20 lists of 1,000: benchmarks/RESULTS.md, study section)
+        scans = [f"SELECT {cols}, run_id FROM read_parquet([" + ", ".join(_quote(p) for p in files[i:i + LIST_CHUNK])
+                 + "], hive_partitioning = true, hive_types = {'run_id': VARCHAR})"
+                 for i in range(0, len(files), LIST_CHUNK)]
+        return f"CREATE OR REPLACE VIEW raw_{name} AS " + " UNION ALL ".join(scans)
     # in plain SQL (a registered Arrow table would pull in pandas and be invisible to the
     # connection's cursors)
     cols = ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in columns)

@@ -110,11 +110,12 @@ class Reading:
 
 
 def plan(root: Path, runs_dir: Path, per_run_tables: set[str] | None = None,
-         run_ids: list[str] | None = None) -> Reading:
+         run_ids: list[str] | None = None, hier_only: frozenset[str] = frozenset()) -> Reading:
     """One readdir of runs/, the compacted generation when whole, and a check of the runs
     not compacted (damage.check_run). per_run_tables: the tables other than SMALL_TABLES
     whose files are wanted for compacted runs (None: all); only those runs' directories are
-    then listed and checked. run_ids: only these runs."""
+    then listed and checked. run_ids: only these runs. hier_only: of per_run_tables, those
+    wanted only for the runs with hierarchical addresses (node_addrs parts)."""
     out = Reading()
     present = run_dirs(runs_dir)
     if run_ids is not None:
@@ -141,9 +142,11 @@ def plan(root: Path, runs_dir: Path, per_run_tables: set[str] | None = None,
         gone = covered - live if run_ids is None else set()
         wanted = per_run_tables is None or bool(per_run_tables - set(SMALL_TABLES))
         parts = gen.parts() if wanted and compacted_live else {}
+        hier = set(gen.manifest.get("has", {}).get("node_addrs", []))
         for run_id, path in compacted_live:
             names = [n for n in parts.get(run_id, []) if table_of(n) not in SMALL_TABLES
-                     and (per_run_tables is None or table_of(n) in per_run_tables)]
+                     and (per_run_tables is None or table_of(n) in per_run_tables)
+                     and (run_id in hier or table_of(n) not in hier_only)]
             bad = next(((n, pr) for n in names if (pr := tail_problem(os.path.join(path, n))) is not None), None)
             if bad is not None:
                 out.damaged.append(Damage(run_id, bad[0], bad[1]))
