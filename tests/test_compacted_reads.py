@@ -163,3 +163,72 @@ def test_views_over_many_files_read_them_in_lists_of_list_chunk(pair, monkeypatc
     con = connect(a)
     assert con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'raw_runs'").fetchone()[0].count("read_parquet") >= 3
     assert sorted(map(repr, con.execute(q).fetchall())) == want
+
+
+def _tiny_trace(path: Path, k: int) -> None:
+    """A wired trace of one CBR packet sent 0 -> 1 and received, at a time of its own (its
+    own content, so its own run)."""
+    t = 0.1 + k / 1000
+    path.write_text(f"+ {t:.6f} 0 1 cbr 210 ------- 1 0.0 1.0 0 {k}\n"
+                    f"- {t:.6f} 0 1 cbr 210 ------- 1 0.0 1.0 0 {k}\n"
+                    f"r {t + 0.01:.6f} 0 1 cbr 210 ------- 1 0.0 1.0 0 {k}\n")
+
+
+def test_ingest_compact_and_query_at_once_lose_and_duplicate_nothing(tmp_path):
+    """Ingests (one process per trace), compactions and queries run at the same time: every
+    query sees each run once, never fewer runs than a query before it, and at the end every
+    run ingested is there once, compacted or not."""
+    import threading
+
+    store = tmp_path / "store"
+    n = 24
+    traces = []
+    for k in range(n):
+        traces.append(tmp_path / f"t{k:03d}.tr")
+        _tiny_trace(traces[-1], k)
+    tk = [sys.executable, "-m", "tracekit"]
+    subprocess.run([*tk, "ingest", str(traces[0]), "--data", str(store)], check=True, capture_output=True)
+    done = threading.Event()
+    errors: list[str] = []
+
+    def ingest():
+        for t in traces[1:]:
+            r = subprocess.run([*tk, "ingest", str(t), "--data", str(store)], capture_output=True, text=True)
+            if r.returncode != 0:
+                errors.append(f"ingest: {r.stderr}")
+        done.set()
+
+    def compactions():
+        while not done.is_set():
+            r = subprocess.run([*tk, "compact", "--data", str(store)], capture_output=True, text=True)
+            if r.returncode != 0:
+                errors.append(f"compact: {r.stderr}")
+
+    seen = []
+
+    def queries():
+        while not done.is_set():
+            con = connect(store)
+            try:
+                runs, distinct, flows = con.execute(
+                    "SELECT count(*), count(DISTINCT run_id), (SELECT count(*) FROM flow_stats) FROM runs").fetchone()
+            finally:
+                con.close()
+            if runs != distinct or flows != runs:
+                errors.append(f"query: {runs} run rows, {distinct} runs, {flows} flows")
+            if seen and runs < seen[-1]:
+                errors.append(f"query: {runs} runs after {seen[-1]}")
+            seen.append(runs)
+
+    threads = [threading.Thread(target=f) for f in (ingest, compactions, queries)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=600)
+    assert not errors, errors[:3]
+    assert len(seen) >= 3 and current_generation(store) is not None
+    compact(Store(store))
+    for d in (store,):
+        con = connect(d)
+        assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM runs").fetchone() == (n, n)
+        assert con.execute("SELECT count(*), sum(rx_bytes) FROM flow_stats").fetchone() == (n, 210 * n)

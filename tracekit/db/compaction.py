@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 from tracekit.store.columns import FACT_TABLES
@@ -21,6 +22,10 @@ from tracekit.core.errors import TracekitError
 from tracekit.store.compacted import COMPACTED_DIR, CURRENT, LAYOUT_VERSION, MANIFEST, PACKET_TABLES, PARTS, SMALL_TABLES, current_generation, table_of
 from tracekit.store.store import Store
 
+
+
+ENV_KEEP = "TRACEKIT_COMPACT_KEEP_S"
+KEEP_S = 3600.0      # how long a replaced generation stays for the connections reading it
 
 
 def read_manifest(store: Store) -> dict | None:
@@ -36,8 +41,6 @@ def _hook(point: str) -> None:
     spec = os.environ.get("TRACEKIT_COMPACT_PAUSE", "")
     if not spec or not spec.startswith(point + ":"):
         return
-    import time
-
     flag = Path(spec.split(":", 1)[1]) / point
     flag.touch()
     while flag.exists():
@@ -119,8 +122,15 @@ def compact(store: Store) -> dict:
         _hook("before-rename")
         os.replace(tmp, d / CURRENT)
         _fsync_dir(d)
-        # the previous generation may still be read by a reader that started before the
-        # rename; the ones before it by none
-        for old in gens[:-1]:
-            shutil.rmtree(d / f"gen-{old}", ignore_errors=True)
+        # a connection made before a rename reads the generation it found for as long as it
+        # lives: the previous generation stays, older ones once replaced KEEP_S ago
+        keep_s = float(os.environ.get(ENV_KEEP, KEEP_S))
+        now = time.time()
+        for old, newer in zip(gens[:-1], [*gens[1:-1], n]):
+            try:
+                replaced = (d / f"gen-{newer}" / MANIFEST).stat().st_mtime
+            except FileNotFoundError:
+                replaced = 0.0
+            if now - replaced >= keep_s:
+                shutil.rmtree(d / f"gen-{old}", ignore_errors=True)
         return manifest
