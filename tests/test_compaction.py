@@ -83,12 +83,20 @@ def test_compact_writes_every_runs_small_tables(store):
     assert all((p / "run.parquet").exists() for p in (store / "runs").iterdir())
 
 
-def test_second_compaction_keeps_one_old_generation(store):
+def test_second_compaction_keeps_one_old_generation(store, monkeypatch):
+    d = store / "compacted"
     for _ in range(3):
         assert _run(["compact"], store).returncode == 0
-    d = store / "compacted"
-    assert sorted(p.name for p in d.iterdir() if p.name.startswith("gen-")) == ["gen-2", "gen-3"]
-    assert (d / "CURRENT").read_text().strip() == "gen-3"
+    # replaced less than KEEP_S ago: kept for the connections that may read them
+    assert sorted(p.name for p in d.iterdir() if p.name.startswith("gen-")) == ["gen-1", "gen-2", "gen-3"]
+    old = (d / "gen-2" / "manifest.json").stat().st_mtime - 7200
+    os.utime(d / "gen-2" / "manifest.json", (old, old))      # gen-1 replaced by gen-2 two hours ago
+    assert _run(["compact"], store).returncode == 0
+    assert sorted(p.name for p in d.iterdir() if p.name.startswith("gen-")) == ["gen-2", "gen-3", "gen-4"]
+    monkeypatch.setenv("TRACEKIT_COMPACT_KEEP_S", "0")
+    assert _run(["compact"], store).returncode == 0
+    assert sorted(p.name for p in d.iterdir() if p.name.startswith("gen-")) == ["gen-4", "gen-5"]
+    assert (d / "CURRENT").read_text().strip() == "gen-5"
 
 
 @pytest.mark.parametrize("point", ["written", "before-rename"])

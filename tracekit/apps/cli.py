@@ -1083,12 +1083,18 @@ def verify(
     """
     from tracekit.store.verify import verify as verify_store
 
-    n_runs, damaged = verify_store(_existing_store(data), deep=deep)
+    from tracekit.store.verify import verify_compacted
+
+    store = _existing_store(data)
+    n_runs, damaged = verify_store(store, deep=deep)
     for d in damaged:
         print(d.describe())
+    compacted = verify_compacted(store, deep=deep)
+    if compacted is not None:
+        print(f"compacted files damaged ({compacted}): unused until tracekit compact writes a whole generation")
     print(f"{n_runs} run(s) checked{' (every page read)' if deep else ''}, {len(damaged)} damaged"
           + (": tracekit rm --damaged removes them" if damaged else ""))
-    if damaged:
+    if damaged or compacted is not None:
         raise typer.Exit(1)
 
 

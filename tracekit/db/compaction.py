@@ -14,33 +14,22 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 from tracekit.store.columns import FACT_TABLES
 from tracekit.core.errors import TracekitError
+from tracekit.store.compacted import COMPACTED_DIR, CURRENT, LAYOUT_VERSION, MANIFEST, PACKET_TABLES, PARTS, SMALL_TABLES, current_generation, table_of
 from tracekit.store.store import Store
 
-COMPACTED_DIR = "compacted"
-CURRENT = "CURRENT"
-MANIFEST = "manifest.json"
-# Tables whose per-run files are a handful of rows per run (the run record, its node
-# addresses and annotations, the per-flow and per-run facts); packet_facts has a row per
-# packet, so it stays per run with the other per-packet tables.
-SMALL_TABLES: tuple[str, ...] = ("runs", "node_addrs", "annotations", "flow_facts", "flow_run_facts")
 
 
-def current_generation(store: Store) -> Path | None:
-    """The directory of the current generation, None if the store was never compacted."""
-    d = store.root / COMPACTED_DIR
-    try:
-        name = (d / CURRENT).read_text().strip()
-    except FileNotFoundError:
-        return None
-    return d / name if name else None
+ENV_KEEP = "TRACEKIT_COMPACT_KEEP_S"
+KEEP_S = 3600.0      # how long a replaced generation stays for the connections reading it
 
 
 def read_manifest(store: Store) -> dict | None:
-    gen = current_generation(store)
+    gen = current_generation(store.root)
     if gen is None:
         return None
     return json.loads((gen / MANIFEST).read_text())
@@ -52,8 +41,6 @@ def _hook(point: str) -> None:
     spec = os.environ.get("TRACEKIT_COMPACT_PAUSE", "")
     if not spec or not spec.startswith(point + ":"):
         return
-    import time
-
     flag = Path(spec.split(":", 1)[1]) / point
     flag.touch()
     while flag.exists():
@@ -79,7 +66,7 @@ def compact(store: Store) -> dict:
     with store.claim("compact"):
         scan = store.scan(deep=False)
         files = sql_files()
-        hashes = {t: definition_hash(files, t) for t in FACT_TABLES if t in SMALL_TABLES}
+        hashes = {t: definition_hash(files, t) for t in FACT_TABLES}
         d = store.root / COMPACTED_DIR
         d.mkdir(exist_ok=True)
         gens = sorted((int(p.name[4:]) for p in d.iterdir() if p.name.startswith("gen-") and p.name[4:].isdigit()))
@@ -87,7 +74,21 @@ def compact(store: Store) -> dict:
         gen = d / f"gen-{n}"
         shutil.rmtree(gen, ignore_errors=True)
         gen.mkdir()
-        manifest: dict = {"generation": n, "run_ids": scan.run_ids, "definition_hashes": hashes, "files": {}}
+        # each run's file names, and per table the runs with parts of it (for a fact table,
+        # parts of the current definition): what a reader would otherwise list runs/ for
+        run_parts: dict[str, list[str]] = {}
+        for paths in scan.files.values():
+            for p in paths:
+                run_parts.setdefault(Path(p).parent.name[len("run_id="):], []).append(Path(p).name)
+        has: dict[str, list[str]] = {}
+        for run_id, names in sorted(run_parts.items()):
+            for name in names:
+                t = table_of(name)
+                if t in ("node_addrs", *PACKET_TABLES) or (t in hashes and name.endswith(f"-{hashes[t]}.parquet")):
+                    if run_id not in has.setdefault(t, []):
+                        has[t].append(run_id)
+        manifest: dict = {"layout": LAYOUT_VERSION, "generation": n, "run_ids": scan.run_ids,
+                          "definition_hashes": hashes, "has": has, "files": {}}
         con = duckdb.connect()
         try:
             for table in SMALL_TABLES:
@@ -108,9 +109,10 @@ def compact(store: Store) -> dict:
         finally:
             con.close()
         _hook("written")
+        (gen / PARTS).write_text(json.dumps({r: sorted(v) for r, v in sorted(run_parts.items())}))
         (gen / MANIFEST).write_text(json.dumps(manifest, indent=1))
-        for p in gen.iterdir():
-            with open(p, "rb") as f:
+        for written in gen.iterdir():
+            with open(written, "rb") as f:
                 os.fsync(f.fileno())
         _fsync_dir(gen)
         tmp = d / f"{CURRENT}.tmp"
@@ -120,8 +122,15 @@ def compact(store: Store) -> dict:
         _hook("before-rename")
         os.replace(tmp, d / CURRENT)
         _fsync_dir(d)
-        # the previous generation may still be read by a reader that started before the
-        # rename; the ones before it by none
-        for old in gens[:-1]:
-            shutil.rmtree(d / f"gen-{old}", ignore_errors=True)
+        # a connection made before a rename reads the generation it found for as long as it
+        # lives: the previous generation stays, older ones once replaced KEEP_S ago
+        keep_s = float(os.environ.get(ENV_KEEP, KEEP_S))
+        now = time.time()
+        for old, newer in zip(gens[:-1], [*gens[1:-1], n]):
+            try:
+                replaced = (d / f"gen-{newer}" / MANIFEST).stat().st_mtime
+            except FileNotFoundError:
+                replaced = 0.0
+            if now - replaced >= keep_s:
+                shutil.rmtree(d / f"gen-{old}", ignore_errors=True)
         return manifest

@@ -19,26 +19,95 @@ import time
 import weakref
 from dataclasses import dataclass
 from typing import Any
-from pathlib import Path
 
 import duckdb
 
 from tracekit.db.catalogue import create_catalogue_table
-from tracekit.store.columns import FACT_TABLES
+from tracekit.store.columns import FACT_TABLES, TABLE_NAMES
 from tracekit.core.errors import TracekitError
 from tracekit.db.sqlfiles import BASE_NAMES, COMPUTED_VIEWS, HIER_TABLES, HIER_VIEWS, LAYERS, RAW_VIEWS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql, definition_hash, empty_view_sql, fact_part_name, needed_names, sql_dir, sql_files
+from tracekit.store.compacted import PACKET_TABLES, SMALL_TABLES, plan
 from tracekit.store.store import Store
 
 __all__ = ["BASE_NAMES", "LAYERS", "SqlFile", "_ordered", "needed_names", "sql_dir", "sql_files"]
 
 def store_files(store: Store) -> dict[str, list[str]]:
     """Every Parquet file of the store's whole runs, by table ('runs' for the run records),
-    sorted: one walk of runs/ per connection, so the views name their files instead of
-    globbing them. A damaged run (tracekit.store.damage: run.parquet missing, a file cut off) is
-    left out whole, with a one-line warning on stderr naming it."""
+    sorted, compacted or not (tracekit verify's view of a store; the connections read through
+    read_plan). A damaged run is left out whole, with a one-line warning on stderr naming it."""
     scan = store.scan()
     warn_damaged(scan.damaged)
     return scan.files
+
+
+@dataclass
+class ViewFiles:
+    """What the raw_* views of one connection read (tracekit.store.compacted.plan), with the
+    stored-facts bookkeeping done: `files` holds, per table, the per-run parts to read (fact
+    tables: only parts of the current definition; hier_<table>: the parts of runs with
+    hierarchical addresses), `compacted` the compacted file of each small table still
+    current, `pending` per fact table the runs whose facts the views compute from events."""
+    files: dict[str, list[str]]
+    compacted: dict[str, str]
+    exclude: list[str]
+    only: list[str] | None
+    pending: dict[str, list[str]]
+    any_hier: bool
+    tables: set[str]
+
+    def complete_for(self, need: set[str]) -> bool:
+        """Whether the compacted runs' per-run files of every table `need` reads are listed."""
+        return _per_run_tables(need) <= self.tables
+
+
+def _per_run_tables(need: set[str]) -> set[str]:
+    out = {t for t in TABLE_NAMES if f"raw_{t}" in need}
+    return out | {t for t in HIER_TABLES if f"raw_hier_{t}" in need}
+
+
+def _run_of(path: str) -> str:
+    """The run id of a run's part, from its directory name (…/run_id=<id>/<file>)."""
+    return path.rsplit(os.sep, 2)[-2][len("run_id="):]
+
+
+_warned_generation: set[str] = set()
+
+
+def read_plan(store: Store, need: set[str], run_ids=None) -> ViewFiles:
+    """The files a connection whose views use the names `need` reads, over the runs run_ids
+    (None: every run): one readdir of runs/, the compacted generation, and each run not
+    compacted listed and checked (its damage warned about once, tracekit.store.damage)."""
+    tables = _per_run_tables(need)
+    hier_only = frozenset(t for t in HIER_TABLES if f"raw_hier_{t}" in need and f"raw_{t}" not in need)
+    r = plan(store.root, store.runs_dir, tables, list(run_ids) if run_ids is not None else None, hier_only)
+    if r.problem and r.problem not in _warned_generation:
+        _warned_generation.add(r.problem)
+        print(f"tracekit: warning: compacted files not used ({r.problem}); every run is read from its own files — "
+              "tracekit compact writes a whole generation", file=sys.stderr)
+    warn_damaged(r.damaged)
+    files = r.files
+    hier = {_run_of(p) for p in files.get("node_addrs", [])} | set(r.has.get("node_addrs", []))
+    for t in HIER_TABLES:
+        files[f"hier_{t}"] = [p for p in files.get(t, []) if _run_of(p) in hier]
+    live = set(r.run_ids)
+    with_events = {_run_of(p) for t in PACKET_TABLES for p in files.get(t, [])}
+    with_events = (with_events | {x for t in PACKET_TABLES for x in r.has.get(t, [])}) - hier
+    defs = sql_files()
+    compacted = dict(r.compacted)
+    pending: dict[str, list[str]] = {}
+    for table in FACT_TABLES:
+        digest = definition_hash(defs, table)
+        part = os.sep + fact_part_name(table, digest)
+        files[table] = [p for p in files.get(table, []) if p.endswith(part)]
+        stored = {_run_of(p) for p in files[table]}
+        if table in compacted:
+            if r.fact_hashes.get(table) == digest:
+                stored |= set(r.has.get(table, []))
+            else:       # compacted under another definition of sql/: computed, as a run's stale part is
+                del compacted[table]
+        # a per-packet fact table not read here: which runs lack its parts is not looked up
+        pending[table] = sorted((with_events & live) - stored) if table in SMALL_TABLES or table in tables else []
+    return ViewFiles(files, compacted, r.exclude, r.only, pending, bool(hier & live), tables)
 
 
 _warned: set[tuple[str, str]] = set()
@@ -94,22 +163,21 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
         with_catalogue = "metric_catalogue" in need
     facts = [t for t in FACT_TABLES if COMPUTED_VIEWS[t] in need]
     pending: dict[str, list[str]] = {t: [] for t in facts}
-    parts: dict[str, list[str]] | None = None
+    reading: ViewFiles | None = None
     any_hier = True
     if any(f"raw_{name}" in need for name, _ in tables):
-        parts = store_files(store)
-        if run_ids is not None:
-            keep = {f"run_id={r}" for r in run_ids}
-            parts = {k: [p for p in v if Path(p).parent.name in keep] for k, v in parts.items()}
-        hier_dirs = {Path(p).parent for p in parts.get("node_addrs", [])}
-        any_hier = bool(hier_dirs)
-        for t in HIER_TABLES:
-            parts[f"hier_{t}"] = [p for p in parts.get(t, []) if Path(p).parent in hier_dirs]
-        parts, all_pending = current_facts(parts)
-        pending = {t: all_pending[t] for t in facts}
-        for t in facts:
-            if pending[t] and f"{t}_from_events" not in need:
-                need |= needed_names(all_files, {f"{t}_from_events"})
+        reading = read_plan(store, need, run_ids)
+        pending = {t: reading.pending[t] for t in facts}
+        if any(pending.values()):
+            # facts to compute from events (sql/ changed since ingest or compaction): the
+            # chain below <table>_from_events, over the events of those runs too
+            for t in facts:
+                if pending[t] and f"{t}_from_events" not in need:
+                    need |= needed_names(all_files, {f"{t}_from_events"})
+            if not reading.complete_for(need):
+                reading = read_plan(store, need, run_ids)
+                pending = {t: reading.pending[t] for t in facts}
+        any_hier = reading.any_hier
     if for_query is not None:
         files = [f for f in all_files if f.name in need]
         tables = [(name, columns) for name, columns in tables if f"raw_{name}" in need]
@@ -134,13 +202,14 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
             _create(con, f.text, defer)
         except duckdb.Error as e:
             raise TracekitError(f"{f.rel}: {str(e).splitlines()[0]}") from None
-    if parts is None:
+    if reading is None:
         # the query reads no run (SELECT 1, the catalogue): the walk of runs/ and its damage
         # check (which names a damaged run on stderr) wait for a query that reads the store
         return [f.name for f in files]
     for name, columns in tables:
-        if parts.get(name):
-            _create(con, _raw_view_sql(name, columns, parts[name]), defer)
+        if reading.files.get(name) or name in reading.compacted:
+            _create(con, _raw_view_sql(name, columns, reading.files.get(name, []), compacted=reading.compacted.get(name),
+                                       exclude=reading.exclude, only=reading.only), defer)
     for table in facts:
         if pending[table]:
             _create(con, computed_view_sql(table, pending[table]), defer)
@@ -167,25 +236,6 @@ def _create(con: duckdb.DuckDBPyConnection, sql: str, defer: list[bool]) -> None
             except duckdb.ParserException:
                 defer[0] = False
     con.execute(sql)
-
-
-def current_facts(parts: dict[str, list[str]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Of a store's parts by table (store_files), those to read: the fact tables' parts only
-    when written under the current definition (sqlfiles.definition_hash); and per fact table,
-    the packet-trace runs (those with events or wireless_events parts) without such a part,
-    whose facts the views compute from their events. Runs with hierarchical addresses (with
-    node_addrs parts) have no facts: their packets are hier_packets'."""
-    files = sql_files()
-    hier = {Path(p).parent.name for p in parts.get("node_addrs", [])}
-    with_events = {Path(p).parent.name for t in ("events", "wireless_events") for p in parts.get(t, [])} - hier
-    out = dict(parts)
-    pending = {}
-    for table in FACT_TABLES:
-        name = fact_part_name(table, definition_hash(files, table))
-        out[table] = [p for p in parts.get(table, []) if Path(p).name == name]
-        stored = {Path(p).parent.name for p in out[table]}
-        pending[table] = sorted(r[len("run_id="):] for r in with_events - stored)
-    return out, pending
 
 
 # -- limits ------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ HIER_VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
 # the computed facts
 BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLE_NAMES), *(f"raw_hier_{t}" for t in HIER_TABLES),
                         "metric_catalogue", *COMPUTED_VIEWS.values()})
+LIST_CHUNK = 1000      # files per read_parquet list in a raw_* view
 _USES = re.compile(r"^--\s*uses:(.*)$", re.MULTILINE)
 
 
@@ -153,7 +154,8 @@ def _quote(s: str) -> str:
 
 
 def _raw_view_sql(name: str, columns: tuple[tuple[str, str], ...], files: list[str],
-                  run_id: str | None = None) -> str:
+                  run_id: str | None = None, compacted: str | None = None,
+                  exclude: list[str] | None = None, only: list[str] | None = None) -> str:
     """raw_<name>: the declared columns of the table (tracekit.store.columns: (name, DuckDB type))
     read from `files`, and run_id from their run_id=<id> directory (given `run_id`: that
     constant, for the files of one run still in staging); without files, an empty relation
@@ -164,15 +166,34 @@ def _raw_view_sql(name: str, columns: tuple[tuple[str, str], ...], files: list[s
     another schema version is refused), so when a query binds the view DuckDB reads just the
     first file's footer, and the rest match by column name (a file without a declared column
     fails the query that reads it, naming the file). With `union_by_name` every bind read every
-    file's footer, which made the views over a few hundred runs take minutes to define."""
+    file's footer, which made the views over a few hundred runs take minutes to define.
+
+    With `compacted` (the table's file of the compacted generation, tracekit.store.compacted),
+    its rows too, but those of the runs `exclude` (removed or damaged since), or, given
+    `only`, of those runs alone."""
+    if compacted is not None:
+        cols = ", ".join(f'"{c}"' for c, _ in columns)
+        sel = f"SELECT {cols}, run_id FROM read_parquet({_quote(compacted)})"
+        if only is not None:
+            sel += f" WHERE run_id IN ({', '.join(_quote(r) for r in only)})" if only else " WHERE false"
+        elif exclude:
+            sel += f" WHERE run_id NOT IN ({', '.join(_quote(r) for r in exclude)})"
+        if files:
+            rest = _raw_view_sql(name, columns, files).split(" AS ", 1)[1]
+            return f"CREATE OR REPLACE VIEW raw_{name} AS {sel} UNION ALL {rest}"
+        return f"CREATE OR REPLACE VIEW raw_{name} AS {sel}"
     if files:
         cols = ", ".join(f'"{c}"' for c, _ in columns)
         listed = "[" + ", ".join(_quote(p) for p in files) + "]"
         if run_id is not None:
             return (f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, {_quote(run_id)} AS run_id "
                     f"FROM read_parquet({listed}, hive_partitioning = false)")
-        return (f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, run_id FROM read_parquet({listed}, "
-                "hive_partitioning = true, hive_types = {'run_id': VARCHAR})")
+        # DuckDB's cost of one list grows faster than its length (1.7 s to bind 20,000 files,
+        # 0.4 s as 20 lists of 1,000: benchmarks/RESULTS.md, study section)
+        scans = [f"SELECT {cols}, run_id FROM read_parquet([" + ", ".join(_quote(p) for p in files[i:i + LIST_CHUNK])
+                 + "], hive_partitioning = true, hive_types = {'run_id': VARCHAR})"
+                 for i in range(0, len(files), LIST_CHUNK)]
+        return f"CREATE OR REPLACE VIEW raw_{name} AS " + " UNION ALL ".join(scans)
     # in plain SQL (a registered Arrow table would pull in pandas and be invisible to the
     # connection's cursors)
     cols = ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in columns)

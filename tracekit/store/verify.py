@@ -19,6 +19,14 @@ def verify(store: Store, deep: bool = False) -> tuple[int, list[Damage]]:
     return len(scan.run_ids) + len(scan.damaged), scan.damaged
 
 
+def verify_compacted(store: Store, deep: bool = False) -> str | None:
+    """What is wrong with the current compacted generation (tracekit.store.compacted), None
+    if it is whole or there is none."""
+    from tracekit.store.compacted import generation_problem
+
+    return generation_problem(store.root, deep=deep)[1]
+
+
 def resolve_runs(store: Store, ids: Iterable[str]) -> list[str]:
     """The run directories named by ids (a run id or a unique prefix of one, damaged runs
     included), in the order given, each once. An unknown or ambiguous id is an error."""
