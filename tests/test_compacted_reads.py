@@ -102,7 +102,9 @@ def test_runs_ingested_and_removed_since_compaction(pair, traces):
     for p in (a / "runs").iterdir():           # the same runs (their records hold when they were ingested)
         if p.name not in before:
             shutil.copytree(p, b / "runs" / p.name)
-    gone = sorted(read_manifest(Store(b))["run_ids"])[0]          # a compacted run
+    manifest = read_manifest(Store(b))
+    assert manifest is not None
+    gone = sorted(manifest["run_ids"])[0]          # a compacted run
     for d in (a, b):
         subprocess.run([sys.executable, "-m", "tracekit", "rm", gone, "--yes", "--data", str(d)], check=True,
                        capture_output=True)
@@ -122,7 +124,9 @@ def test_run_ids_selection_over_compacted_runs(pair):
 
 def test_damaged_compacted_file_is_left_out_with_one_warning(pair, capfd):
     a, b = pair
-    f = current_generation(b) / "flow_facts.parquet"
+    gen = current_generation(b)
+    assert gen is not None
+    f = gen / "flow_facts.parquet"
     with open(f, "r+b") as fh:
         fh.truncate(f.stat().st_size - 10)
     import tracekit.db.query as q
@@ -161,7 +165,8 @@ def test_views_over_many_files_read_them_in_lists_of_list_chunk(pair, monkeypatc
     want = sorted(map(repr, connect(a).execute(q).fetchall()))
     monkeypatch.setattr(sqlfiles, "LIST_CHUNK", 2)
     con = connect(a)
-    assert con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'raw_runs'").fetchone()[0].count("read_parquet") >= 3
+    (sql,) = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'raw_runs'").fetchall()[0]
+    assert sql.count("read_parquet") >= 3
     assert sorted(map(repr, con.execute(q).fetchall())) == want
 
 
@@ -204,14 +209,14 @@ def test_ingest_compact_and_query_at_once_lose_and_duplicate_nothing(tmp_path):
             if r.returncode != 0:
                 errors.append(f"compact: {r.stderr}")
 
-    seen = []
+    seen: list[int] = []
 
     def queries():
         while not done.is_set():
             con = connect(store)
             try:
                 runs, distinct, flows = con.execute(
-                    "SELECT count(*), count(DISTINCT run_id), (SELECT count(*) FROM flow_stats) FROM runs").fetchone()
+                    "SELECT count(*), count(DISTINCT run_id), (SELECT count(*) FROM flow_stats) FROM runs").fetchall()[0]
             finally:
                 con.close()
             if runs != distinct or flows != runs:
