@@ -1,4 +1,5 @@
 """The run/sweep engine on real ns-2: grids, resume after a re-run or a kill, failures."""
+import json
 import os
 import shutil
 import signal
@@ -120,8 +121,13 @@ def test_sweep_runs_everything_and_rerun_does_nothing(tmp_path):
     assert "sweep: 8 ran, 0 already in the store, 0 failed" in p.stdout
     # every simulation lands as its three traces
     assert count_runs(data) == {"wired": 8, "tcpvar": 8, "queue_monitor": 8}
+    # the sweep compacted the store at its end: every run it made is in the manifest
+    manifest = json.loads((data / "compacted" / (data / "compacted" / "CURRENT").read_text().strip() / "manifest.json").read_text())
+    assert len(manifest["run_ids"]) == 24
     p = tk(*args, data=data)
     assert "sweep: 0 ran, 8 already in the store, 0 failed" in p.stdout
+    # a sweep that ran nothing does not compact again
+    assert (data / "compacted" / "CURRENT").read_text().strip() == f"gen-{manifest['generation']}"
     assert count_runs(data) == {"wired": 8, "tcpvar": 8, "queue_monitor": 8}
     # the flows are named after the scenario's roles
     out = tk("sql", "SELECT DISTINCT name FROM flow_labels ORDER BY name", "--format", "csv", data=data).stdout

@@ -215,6 +215,8 @@ def ingest(
                 bar.print(f"tracekit: warning: {cut(w)}")
 
         results = ingest_paths(_data(data), paths, labels, flows, skip_bad_lines, progress=bar.update, on_result=report)
+    if sum(r.status == "added" for r in results) >= COMPACT_AFTER_RUNS:
+        _compact_after(_data(data))
     if skipped:
         print(cut(f"tracekit: skipped {len(skipped)} file(s) that are not traces tracekit can ingest "
                   f"(first: {skipped[0].message})"), file=sys.stderr)
@@ -761,7 +763,25 @@ def _run_with_progress(specs, data_dir: Path, jobs: Optional[int], keep_traces: 
                              on_workers=bar.workers, ns_binary=ns, on_excluded=excluded)
     print(f"{what}: {counts['done']} ran, {counts['skipped']} already in the store, {len(failed)} failed",
           file=out or sys.stdout)
+    if counts["done"]:
+        _compact_after(data_dir)
     return failed, counts["done"] + len(failed)
+
+
+# an ingest of this many new runs compacts the store after it, as a sweep does (tracekit compact)
+COMPACT_AFTER_RUNS = 100
+
+
+def _compact_after(data_dir) -> None:
+    """Compact the store after a sweep or a large ingest; a failure leaves the runs stored and
+    the store readable as it was, so it is a warning."""
+    from tracekit.db.compaction import compact as compact_store
+    from tracekit.store.store import Store
+
+    try:
+        compact_store(Store(data_dir))
+    except (TracekitError, OSError) as e:
+        print(f"tracekit: warning: the store was not compacted ({e}); tracekit compact retries", file=sys.stderr)
 
 
 def _simulations_failed(failed: list, n_run: int) -> TracekitError:

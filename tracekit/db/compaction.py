@@ -64,50 +64,57 @@ def compact(store: Store) -> dict:
     from tracekit.db.sqlfiles import _quote, definition_hash, sql_files
 
     with store.claim("compact"):
-        scan = store.scan(deep=False)
-        files = sql_files()
-        hashes = {t: definition_hash(files, t) for t in FACT_TABLES}
-        d = store.root / COMPACTED_DIR
-        d.mkdir(exist_ok=True)
-        gens = sorted((int(p.name[4:]) for p in d.iterdir() if p.name.startswith("gen-") and p.name[4:].isdigit()))
-        n = (gens[-1] + 1) if gens else 1
-        gen = d / f"gen-{n}"
-        shutil.rmtree(gen, ignore_errors=True)
-        gen.mkdir()
-        # each run's file names, and per table the runs with parts of it (for a fact table,
-        # parts of the current definition): what a reader would otherwise list runs/ for
-        run_parts: dict[str, list[str]] = {}
-        for paths in scan.files.values():
-            for p in paths:
-                run_parts.setdefault(Path(p).parent.name[len("run_id="):], []).append(Path(p).name)
-        has: dict[str, list[str]] = {}
-        for run_id, names in sorted(run_parts.items()):
-            for name in names:
-                t = table_of(name)
-                if t in ("node_addrs", *PACKET_TABLES) or (t in hashes and name.endswith(f"-{hashes[t]}.parquet")):
-                    if run_id not in has.setdefault(t, []):
-                        has[t].append(run_id)
-        manifest: dict = {"layout": LAYOUT_VERSION, "generation": n, "run_ids": scan.run_ids,
-                          "definition_hashes": hashes, "has": has, "files": {}}
-        con = duckdb.connect()
-        try:
-            for table in SMALL_TABLES:
-                parts = scan.files.get(table, [])
-                if table in FACT_TABLES:
-                    parts = [p for p in parts if p.endswith(f"-{hashes[table]}.parquet")]
-                if not parts:
-                    continue
-                listed = "[" + ", ".join(_quote(p) for p in parts) + "]"
-                out = gen / f"{table}.parquet"
-                con.execute(f"COPY (SELECT * FROM read_parquet({listed}, hive_partitioning = true, "
-                            "hive_types = {'run_id': VARCHAR}) ORDER BY run_id) "
-                            f"TO {_quote(str(out))} (FORMAT parquet)")
-                problem = tail_problem(out)
-                if problem is not None:
-                    raise TracekitError(f"{out}: compacted file not whole after writing: {problem}")
-                manifest["files"][table] = {"file": out.name, "size": out.stat().st_size}
-        finally:
-            con.close()
+        for attempt in range(3):
+            # a run removed (tracekit rm) between the scan and the copy: scan again
+            try:
+                scan = store.scan(deep=False)
+                files = sql_files()
+                hashes = {t: definition_hash(files, t) for t in FACT_TABLES}
+                d = store.root / COMPACTED_DIR
+                d.mkdir(exist_ok=True)
+                gens = sorted((int(p.name[4:]) for p in d.iterdir() if p.name.startswith("gen-") and p.name[4:].isdigit()))
+                n = (gens[-1] + 1) if gens else 1
+                gen = d / f"gen-{n}"
+                shutil.rmtree(gen, ignore_errors=True)
+                gen.mkdir()
+                # each run's file names, and per table the runs with parts of it (for a fact table,
+                # parts of the current definition): what a reader would otherwise list runs/ for
+                run_parts: dict[str, list[str]] = {}
+                for paths in scan.files.values():
+                    for p in paths:
+                        run_parts.setdefault(Path(p).parent.name[len("run_id="):], []).append(Path(p).name)
+                has: dict[str, list[str]] = {}
+                for run_id, names in sorted(run_parts.items()):
+                    for name in names:
+                        t = table_of(name)
+                        if t in ("node_addrs", *PACKET_TABLES) or (t in hashes and name.endswith(f"-{hashes[t]}.parquet")):
+                            if run_id not in has.setdefault(t, []):
+                                has[t].append(run_id)
+                manifest: dict = {"layout": LAYOUT_VERSION, "generation": n, "run_ids": scan.run_ids,
+                                  "definition_hashes": hashes, "has": has, "files": {}}
+                con = duckdb.connect()
+                try:
+                    for table in SMALL_TABLES:
+                        parts = scan.files.get(table, [])
+                        if table in FACT_TABLES:
+                            parts = [p for p in parts if p.endswith(f"-{hashes[table]}.parquet")]
+                        if not parts:
+                            continue
+                        listed = "[" + ", ".join(_quote(p) for p in parts) + "]"
+                        out = gen / f"{table}.parquet"
+                        con.execute(f"COPY (SELECT * FROM read_parquet({listed}, hive_partitioning = true, "
+                                    "hive_types = {'run_id': VARCHAR}) ORDER BY run_id) "
+                                    f"TO {_quote(str(out))} (FORMAT parquet)")
+                        problem = tail_problem(out)
+                        if problem is not None:
+                            raise TracekitError(f"{out}: compacted file not whole after writing: {problem}")
+                        manifest["files"][table] = {"file": out.name, "size": out.stat().st_size}
+                finally:
+                    con.close()
+                break
+            except duckdb.IOException as e:
+                if attempt == 2:
+                    raise TracekitError(f"{store.root}: cannot compact: {str(e).splitlines()[0]}") from None
         _hook("written")
         (gen / PARTS).write_text(json.dumps({r: sorted(v) for r, v in sorted(run_parts.items())}))
         (gen / MANIFEST).write_text(json.dumps(manifest, indent=1))
