@@ -239,7 +239,7 @@ class DashStore:
         is a different pair of nodes in every seed) it has one row per seed, and a chart of
         it drew one bar per seed on top of the others. Here a flow is (fid, name) unless
         several flows of one run share them (flows sharing fid 0 and a name): those keep their
-        addresses. Same formulas as replication_stats (mean, sample stddev, t_975 half-width);
+        addresses. Same formulas as replication_stats (mean, sample stddev, the macro ci95_half_width);
         `addresses`: how many distinct address pairs were pooled."""
         def compute():
             if "run_metrics" in self.failed:
@@ -263,7 +263,7 @@ class DashStore:
                     GROUP BY ALL
                 )
                 SELECT scenario, config, fid, name, src_node, src_port, dst_node, dst_port, metric,
-                       n_runs, mean, stddev, t_975(n_runs - 1) * stddev / sqrt(n_runs) AS ci95_half_width,
+                       n_runs, mean, stddev, ci95_half_width(n_runs, stddev) AS ci95_half_width,
                        seeds, addresses
                 FROM agg""")
         return self._memoised(("pooled_replication",), compute)

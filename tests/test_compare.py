@@ -15,7 +15,8 @@ import pytest
 
 from tracekit.db.catalogue import metric
 from tracekit.core.errors import TracekitError
-from tracekit.analysis.compare import NO_LOSS_NOTE, Filter, Group, betainc, filter_condition, judge, t_two_sided_p, welch
+from tracekit.analysis.compare import NO_LOSS_NOTE, Filter, Group, filter_condition, judge
+from tracekit.analysis.stats import betainc, t_two_sided_p, welch
 
 stats = pytest.importorskip("scipy.stats")
 NS = shutil.which("ns") or "/usr/bin/ns"

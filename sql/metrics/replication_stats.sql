@@ -1,9 +1,9 @@
 -- replication_stats: per configuration (run_configs: same scenario and labels apart from the
 -- seed), flow (fid, addresses, name; NULL for run-level metrics) and metric of run_metrics
 -- (every metric of the catalogue, sql/catalogue.toml): n_runs with a value, mean, sample
--- stddev, the 95% CI half-width t_975(n_runs - 1) * stddev / sqrt(n_runs) (NULL for a single
--- run), and the sorted seeds of those runs.
--- uses: run_metrics, t_975
+-- stddev, the 95% CI half-width (ci95_half_width: t_975(n_runs - 1) * stddev / sqrt(n_runs), NULL
+-- for a single run), and the sorted seeds of those runs.
+-- uses: run_metrics, ci95_half_width
 CREATE OR REPLACE VIEW replication_stats AS
 WITH agg AS (
     SELECT scenario, config, fid, name, src_node, src_port, dst_node, dst_port, metric,
@@ -16,6 +16,6 @@ WITH agg AS (
 )
 SELECT scenario, config, fid, name, src_node, src_port, dst_node, dst_port, metric,
        n_runs, mean, stddev,
-       t_975(n_runs - 1) * stddev / sqrt(n_runs) AS ci95_half_width,
+       ci95_half_width(n_runs, stddev) AS ci95_half_width,
        seeds
 FROM agg

@@ -13,14 +13,13 @@ replications and take no part.
 The verdict ranks the groups by mean (the catalogue's higher_is_better) and judges the best
 against the runner-up with Welch's two-sided t-test at 5 %: "X is higher than Y by D unit
 (p = ..., n = ...)", "no significant difference between X and Y (p = ...)", "identical:
-every run gave the same value", or "n = 1 per group: no test possible". The Student t
-distribution is computed here (regularised incomplete beta function), so the library needs
-no scipy.
+every run gave the same value", or "n = 1 per group: no test possible". The test and the
+Student t distribution come from tracekit.analysis.stats (no scipy).
 
 The SQL reads `run_metrics` (the long per-run view of every catalogued metric) and
 `flow_stats` (which flows are selected, and their drops for the note on loss-based
 variants); the statistics of each group (n, mean, stddev, 95 % half-width) come from
-DuckDB, the test and the wording from this module.
+DuckDB (the macro ci95_half_width, as replication_stats), the wording from this module.
 """
 from __future__ import annotations
 
@@ -29,6 +28,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from tracekit.analysis.stats import Welch, summarise, welch
 from tracekit.db.catalogue import Metric, metric as catalogue_metric
 from tracekit.core.errors import TracekitError
 from tracekit.formats.parsers import PACKET_KINDS_SQL
@@ -46,84 +46,6 @@ NO_LOSS_NOTE = "no packet of these flows was lost: Tahoe, Reno and NewReno behav
 FLOW_KEYS = ("name", "fid", "ptype", "src_node", "src_port", "dst_node", "dst_port")
 # Keys that select runs without being labels.
 RUN_KEYS = ("seed", "run_id", "config")
-
-
-# ---------------------------------------------------------------------------------------
-# Student t and Welch's test (no scipy: the library runs without it)
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz, as in Numerical
-    Recipes' betacf), converged to double precision."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 100_000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-16:
-            return h
-    raise ArithmeticError(f"incomplete beta: no convergence for a={a}, b={b}, x={x}")
-
-
-def betainc(a: float, b: float, x: float, y: float | None = None) -> float:
-    """The regularised incomplete beta function I_x(a, b); y = 1 - x when the caller knows
-    it more precisely than 1 - x can be computed (x close to 1)."""
-    if not 0.0 <= x <= 1.0:
-        raise ValueError("x must be in [0, 1]")
-    y = 1.0 - x if y is None else y
-    if x == 0.0 or y == 0.0:
-        return 0.0 if x == 0.0 else 1.0
-    ln_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                + a * math.log(x) + b * math.log(y))
-    front = math.exp(ln_front)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, y) / b
-
-
-def t_two_sided_p(t: float, df: float) -> float:
-    """P(|T| >= |t|) for Student's t with df (> 0, not necessarily whole) degrees of freedom."""
-    if df <= 0 or math.isnan(t):
-        return math.nan
-    if math.isinf(t):
-        return 0.0
-    return betainc(df / 2.0, 0.5, df / (df + t * t), t * t / (df + t * t))
-
-
-@dataclass(frozen=True)
-class Welch:
-    t: float
-    df: float
-    p: float
-
-
-def welch(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int) -> Welch | None:
-    """Welch's unequal-variance t-test from each group's mean, sample stddev and size; None
-    when it is undefined (a group with fewer than 2 values, or no variance in either)."""
-    if n_a < 2 or n_b < 2:
-        return None
-    va, vb = sd_a * sd_a / n_a, sd_b * sd_b / n_b
-    se2 = va + vb
-    if se2 <= 0:
-        return None
-    t = (mean_a - mean_b) / math.sqrt(se2)
-    df = se2 * se2 / ((va * va / (n_a - 1) if va else 0.0) + (vb * vb / (n_b - 1) if vb else 0.0))
-    return Welch(t, df, t_two_sided_p(t, df))
 
 
 # ---------------------------------------------------------------------------------------
@@ -149,12 +71,10 @@ class Group:
 
     def stats(self) -> "Group":
         """This group with mean and stddev computed here (for hand-made groups in tests)."""
-        n = self.n
-        if not n:
+        if not self.n:
             return self
-        mean = sum(self.values) / n
-        sd = math.sqrt(sum((v - mean) ** 2 for v in self.values) / (n - 1)) if n > 1 else None
-        return Group(self.level, self.values, self.seeds, mean, sd, self.ci95_half_width, self.n_flows)
+        s = summarise(self.values)
+        return Group(self.level, self.values, self.seeds, s.mean, s.stddev, self.ci95_half_width, self.n_flows)
 
 
 @dataclass(frozen=True)
@@ -466,7 +386,7 @@ def _compare_groups(con: duckdb.DuckDBPyConnection, scenario: str, factor: str, 
     values_sql = f"""
         SELECT metric, {keys}, list(value ORDER BY seed, value) AS vals,
                list(seed ORDER BY seed, value) AS seeds, avg(value) AS mean,
-               stddev_samp(value) AS sd, t_975(count(value) - 1) * stddev_samp(value) / sqrt(count(value)) AS ci,
+               stddev_samp(value) AS sd, ci95_half_width(count(value), stddev_samp(value)) AS ci,
                sum(n_flows) AS n_flows
         FROM {per_run} GROUP BY metric, {keys}"""
     try:

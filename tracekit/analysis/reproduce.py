@@ -26,11 +26,13 @@ import json
 import math
 import operator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from tracekit.db.catalogue import Metric, metric as catalogue_metric, metrics as catalogued
-from tracekit.analysis.compare import ALPHA, Filter, fmt_p, fmt_value, t_two_sided_p, welch
+from tracekit.analysis.compare import ALPHA, Filter, fmt_p, fmt_value
+from tracekit.analysis.stats import Summary, relative_gain, slope_test, summarise, welch
 from tracekit.core.errors import TracekitError
 from tracekit.experiments import EXPERIMENTS, SCENARIOS, format_value, resolve_params
 from tracekit.experiments.declarations import DeclarationError, check_keys, number, read_toml
@@ -561,46 +563,36 @@ def _in_condition(v: Value, cond: Condition) -> bool:
 # statistics
 
 
-def t_975(df: float) -> float:
-    """Student t quantile t(0.975, df), by bisection on the two-sided p-value."""
-    if df <= 0:
-        return math.nan
-    lo, hi = 0.0, 1000.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if t_two_sided_p(mid, df) > 0.05:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
 @dataclass(frozen=True)
 class Stats:
-    """A group's per-seed values and their mean, sample stddev and 95 % CI half-width."""
+    """A group's per-seed values (at least one) and their mean, sample stddev (NaN for one
+    seed) and 95 % CI half-width (stats.summarise)."""
 
     level: str
     values: tuple[float, ...]
     n_runs: int
 
+    @cached_property
+    def summary(self) -> Summary:
+        return summarise(self.values)
+
     @property
     def n(self) -> int:
-        return len(self.values)
+        return self.summary.n
 
     @property
     def mean(self) -> float:
-        return sum(self.values) / self.n
+        assert self.summary.mean is not None, self.level
+        return self.summary.mean
 
     @property
     def sd(self) -> float:
-        if self.n < 2:
-            return math.nan
-        m = self.mean
-        return math.sqrt(sum((x - m) ** 2 for x in self.values) / (self.n - 1))
+        sd = self.summary.stddev
+        return math.nan if sd is None else sd
 
     @property
     def ci95(self) -> float | None:
-        return t_975(self.n - 1) * self.sd / math.sqrt(self.n) if self.n >= 2 else None
+        return self.summary.ci95_half_width
 
     def text(self, unit: str = "") -> str:
         ci = self.ci95
@@ -901,12 +893,10 @@ def evaluate_claim(claim: Claim, values: list[Value], quick: bool, paper: Paper)
 
     # gain: 100 (a / b - 1), CI by the delta method
     a, b = groups
-    if b.mean == 0:
+    rg = relative_gain(a.mean, a.sd, a.n, b.mean, b.sd, b.n)
+    if rg is None:
         return ClaimResult(claim, "untestable", f"{b.level}'s mean is 0: no relative gain ({means})")
-    r = a.mean / b.mean
-    se = abs(r) * math.sqrt((a.sd ** 2 / a.n) / a.mean ** 2 + (b.sd ** 2 / b.n) / b.mean ** 2) if a.mean else math.inf
-    half = t_975(min(a.n, b.n) - 1) * se * 100
-    gain = (r - 1) * 100
+    gain, half = rg
     assert claim.range_pct is not None
     lo, hi = claim.range_pct
     meets = gain + half >= lo and gain - half <= hi
@@ -944,20 +934,11 @@ def _trend(claim: Claim, sel: Selection, missing: str) -> ClaimResult:
         return ClaimResult(claim, "untestable", f"{len(xs)} value(s) of {claim.along} with a value of "
                            f"{claim.metric.name}{missing}: no slope")
     n = len(pts)
-    mx = sum(x for x, _ in pts) / n
-    my = sum(y for _, y in pts) / n
-    sxx = sum((x - mx) ** 2 for x, _ in pts)
-    sxy = sum((x - mx) * (y - my) for x, y in pts)
-    slope = sxy / sxx
-    resid = sum((y - my - slope * (x - mx)) ** 2 for x, y in pts)
+    fit = slope_test(pts)
+    slope, p = fit.slope, fit.p
     means = ", ".join(f"{fmt_value(x)}: {fmt_value(sum(y for xx, y in pts if xx == x) / sum(1 for xx, _ in pts if xx == x))}"
                       for x in xs)
     u = claim.metric.unit
-    if resid <= 0:
-        p = 0.0 if slope != 0 else 1.0
-    else:
-        se = math.sqrt(resid / (n - 2) / sxx)
-        p = t_two_sided_p(slope / se, n - 2)
     want = 1 if claim.direction == "increasing" else -1
     ok = p < ALPHA and slope * want > 0
     word = "increases" if slope > 0 else "decreases"

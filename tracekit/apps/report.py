@@ -41,6 +41,7 @@ from typing import Any, Callable, Sequence
 from tracekit import __version__
 from tracekit.db.catalogue import Metric, metric as catalogue_metric
 from tracekit.analysis.compare import ALPHA, Comparison, Filter, Group, Verdict, compare, filter_condition, fmt_value, natural_key
+from tracekit.analysis.stats import t_975
 from tracekit.core.errors import TracekitError
 from tracekit.formats.parsers import PACKET_KINDS_SQL
 from typing import TYPE_CHECKING
@@ -774,12 +775,6 @@ def _conditions_html(c: Conditions, factor: str, per: Sequence[str], report: Rep
     return "\n".join(out)
 
 
-def _t975(df: int) -> float:
-    from tracekit.analysis.reproduce import t_975
-
-    return t_975(df)
-
-
 def _verdicts_html(comp: Comparison, sec: Section) -> str:
     out = [f'<p class="muted">Flows: {_e(comp.flow_filter)}; {comp.n_runs} runs; each run counts once (its selected flows '
            f'averaged); 95% CI = mean ± t(0.975, n - 1) · s / √n; verdict: the best {_e(comp.factor)} against the runner-up, '
@@ -804,7 +799,7 @@ def _verdicts_html(comp: Comparison, sec: Section) -> str:
         out.append("</table>")
         few = min((g.n for g in v.groups if g.n), default=0)
         if 2 <= few < FEW_SEEDS:
-            out.append(f'<p class="muted">n = {few}: wide intervals (t(0.975, {few - 1}) = {_t975(few - 1):.2f} times the standard error)'
+            out.append(f'<p class="muted">n = {few}: wide intervals (t(0.975, {few - 1}) = {t_975(few - 1):.2f} times the standard error)'
                        + ("; * interval clipped to the metric's range" if "<abbr" in "".join(out[-len(v.groups) - 1:]) else "") + "</p>")
         out.append(f'<p class="verdict {_e(v.kind)}" data-kind="{_e(v.kind)}"><b>verdict:</b> {_e(v.text)}'
                    + (f'<br><span class="note">note: {_e(v.note)}</span>' if v.note else "") + "</p>")
