@@ -57,7 +57,7 @@ def test_t_975_equals_the_sql_macro(con):
 
 def test_t_975_wants_whole_degrees_of_freedom():
     with pytest.raises(ValueError, match="whole"):
-        t_975(2.5)
+        t_975(2.5)  # type: ignore[arg-type]
 
 
 def test_summary_by_hand():
