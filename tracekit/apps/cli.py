@@ -768,8 +768,8 @@ def _run_with_progress(specs, data_dir: Path, jobs: Optional[int], keep_traces: 
     return failed, counts["done"] + len(failed)
 
 
-# an ingest of this many new runs compacts the store after it, as a sweep does (tracekit compact)
-COMPACT_AFTER_RUNS = 100
+# an ingest of this many new runs (a study's batch, not a handful of traces) compacts the store after it, as a sweep does (tracekit compact)
+COMPACT_AFTER_RUNS = 1000
 
 
 def _compact_after(data_dir) -> None:
