@@ -280,11 +280,6 @@ print(sha256)
 # parts, the run record and the commit, as before the facts existed
 INGEST_NO_FACTS = """
 import sys
-try:            # the trace hashed ahead from the first moment, as the `tracekit` command does
-    from tracekit.formats.hashahead import start
-    start(sys.argv[1], fork=True)
-except (ImportError, TypeError):        # a tracekit from before it
-    pass
 import tracekit.ingest.pipeline
 tracekit.ingest.pipeline.materialise_run = lambda *a, **k: []
 tracekit.ingest.pipeline.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead (materialise.Ahead)

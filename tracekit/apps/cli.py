@@ -180,11 +180,8 @@ def ingest(
 
     Example: tracekit ingest out.tr cwnd.tr.gz --label variant=Reno --flow-label 1=Reno
     """
-    from tracekit.formats.hashahead import start as hash_ahead
     from tracekit.core.memory import for_ingest
 
-    if paths:
-        hash_ahead(paths[0])    # on the core the imports below leave idle (tracekit.formats.hashahead)
     for_ingest()        # before pyarrow is imported (tracekit.core.memory)
     from tracekit.ingest.pipeline import ingest_paths
     labels = _pairs(label, "--label")
