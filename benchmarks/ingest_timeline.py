@@ -29,7 +29,7 @@ from benchproc import compile_installation  # noqa: E402
 
 # the run itself, in a process of its own (the imports are part of what it times). It runs
 # the command as the `tracekit` script does (tracekit.__main__.entry_point, then
-# cli.entry_point, which ends the process by exits.exit_promptly after the atexit functions:
+# cli.entry_point, which ends the process by startup.exit_promptly after the atexit functions:
 # the marks are printed by the first one registered, so the last to run), and wraps
 # tracekit.ingest.pipeline's and tracekit.ingest.facts's functions as those modules are
 # imported, where the command imports them

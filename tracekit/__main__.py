@@ -1,7 +1,8 @@
 """The `tracekit` command's entry (its console script, and `python -m tracekit`)."""
 from __future__ import annotations
 
-from tracekit.core.exits import escaped, exit_promptly
+from tracekit.core.exits import escaped
+from tracekit.core.startup import exit_promptly
 
 
 def entry_point() -> None:

@@ -141,8 +141,7 @@ def handles_errors(fn):
 
 def at_least_one(what: str):
     """An option's callback refusing a count below 1 as a usage error: a check of its own,
-    not typer's min=, since a range makes typer coerce through pydantic, ~0.1 s of the
-    command's start (tracekit.apps.cliparams)."""
+    not typer's min=, since a range makes typer coerce through pydantic (tracekit.apps.cliparams)."""
     def check(value: Optional[int]) -> Optional[int]:
         if value is not None and value < 1:
             raise typer.BadParameter(f"{value} is not a number of {what} (at least 1)")
@@ -1150,11 +1149,11 @@ def main() -> None:
 
 def entry_point() -> None:
     """The `tracekit` command (its console script, and `python -m tracekit`): main, then the
-    process ends without the interpreter's teardown (tracekit.core.exits.exit_promptly). main
+    process ends without the interpreter's teardown (tracekit.core.startup.exit_promptly). main
     itself ends by SystemExit, as typer's commands do, for callers in a process of their own.
     What escapes main otherwise (outside a command, where typer writes its help or usage)
     is one line too."""
-    from tracekit.core.exits import exit_promptly
+    from tracekit.core.startup import exit_promptly
 
     try:
         main()                          # typer (click's standalone mode) ends by SystemExit

@@ -31,10 +31,10 @@ import pyarrow.parquet as pq
 
 from tracekit import __version__
 from tracekit.formats.detect import detect_kind
-from tracekit.ingest.facts import SMALL_RUN_BYTES, Ahead, materialise_run
+from tracekit.ingest.facts import materialise_run
 from tracekit.core.errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip, shown
 from tracekit.formats.parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, binary_line, get_parser, lines_at
-from tracekit.formats.parsers._lazy import polars as pl  # not imported by the wired fast path (0.1 s of start-up)
+from tracekit.core.startup import polars as pl  # imported on first use (tracekit.core.startup)
 from tracekit.store.schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from tracekit.formats.sources import CHUNK_BYTES, TraceSource
 from tracekit.store.store import Store, store_write_error
@@ -171,7 +171,6 @@ class _Writers:
         self.directory = directory
         self.pool = _Inline() if inline else ThreadPoolExecutor(max_workers=self.THREADS, thread_name_prefix="tracekit-write")
         self.pending: list = []
-        self.keep: Callable[[str, pa.Table], None] | None = None     # each part's table, once written
         self.parts: dict[str, int] = {}
         self.rows: dict[str, int] = {}
         self.main = main
@@ -202,7 +201,7 @@ class _Writers:
         _stored_schema(table)            # made once, here, not by two writer threads at once
         # conformed to the schema on the writer thread too: the casts of a wireless chunk's
         # many columns are no small part of the work
-        self.pending.append(self.pool.submit(_store_part, frame, table, path, self.keep))
+        self.pending.append(self.pool.submit(_store_part, frame, table, path))
         while len(self.pending) > self.MAX_PENDING:
             self.pending.pop(0).result()
 
@@ -273,17 +272,14 @@ def _stored_schema(table: str) -> pa.Schema:
     return _STORED[table]
 
 
-def _store_part(frame: Frame | list[Frame], table: str, path: Path, keep: Callable[[str, pa.Table], None] | None = None) -> None:
+def _store_part(frame: Frame | list[Frame], table: str, path: Path) -> None:
     """`frame` (or several, one after the other) with its table's columns, in order, of their
-    stored types (a column the parser does not give is stored as nulls), written to `path`,
-    then handed to `keep`."""
+    stored types (a column the parser does not give is stored as nulls), written to `path`."""
     if isinstance(frame, list):
         stored = pa.concat_tables([_conform(f, table) for f in frame])
     else:
         stored = _conform(frame, table)
     _write_part(stored, path)
-    if keep is not None:
-        keep(table, stored)
 
 
 def _conform(frame: Frame, table: str) -> pa.Table:
@@ -622,27 +618,6 @@ def _regular_size(path: Path) -> float:
     return st.st_size if stat.S_ISREG(st.st_mode) else math.inf
 
 
-_WARMED: list = []
-
-
-def _import_ahead() -> None:
-    """Import duckdb (the stored facts' step at the end of an ingest: ~40 ms) on a thread
-    while the trace is parsed: the parsers and writers hold the GIL little, and that import
-    no longer waits until the last chunk."""
-    if _WARMED:
-        return
-    import threading
-
-    def imports() -> None:
-        try:
-            import duckdb  # noqa: F401
-        except Exception:       # imported again where needed; its error is raised there
-            pass
-
-    _WARMED.append(threading.Thread(target=imports, name="tracekit-imports", daemon=True))
-    _WARMED[0].start()
-
-
 def ingest_file(
     store: Store,
     path: str | os.PathLike,
@@ -674,7 +649,6 @@ def ingest_file(
     except BaseException:
         src.close()
         raise
-    _import_ahead()
     parser = get_parser(kind)
     main = MAIN_TABLE[kind]
     event_tables = (main, *FORMATS[kind].also_event_tables)     # n_events, t_start, t_end
@@ -687,10 +661,6 @@ def ingest_file(
         raise
     # a plain file of one chunk is read, parsed and written here, without the threads
     one_chunk = src.compression == "none" and _regular_size(path) <= chunk_bytes
-    # a run whose parts will be too big for a kept connection (a trace 6 to 15 times its parts'
-    # size on the benchmarks' traces): the connection for its facts made while it is parsed
-    want_ahead = facts and FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts and _regular_size(path) > 16 * SMALL_RUN_BYTES
-    ahead: Ahead | None = None
     keep: _TraceCopy | None = None
     try:
         writers = _Writers(staging, inline=one_chunk, main=main)
@@ -710,10 +680,6 @@ def ingest_file(
         if keep_trace:
             keep = _TraceCopy(staging / "trace.zst")
         for chunk, parse in chunks:
-            if want_ahead:      # here, inside the try: every way out closes it
-                want_ahead = False
-                ahead = Ahead(staging)
-                writers.keep = ahead.keep
             if keep:
                 keep.write(chunk.data)
             res = parse.result()
@@ -791,9 +757,7 @@ def ingest_file(
         }
         pq.write_table(_record_table(record), staging / "run.parquet")
         if facts:
-            # the run's flow and packet facts, for the views (ahead: closed by it)
-            materialise_run(store, staging, run_id, kind, ahead)
-            ahead = None
+            materialise_run(store, staging, run_id, kind)      # the run's flow and packet facts, for the views
         result.run_id = run_id
         result.size_bytes = src.size_bytes
         sim_id = all_labels.get("sim_id")
@@ -837,11 +801,6 @@ def ingest_file(
         if keep:
             try:
                 keep.close()
-            except Exception:
-                pass
-        if ahead is not None:
-            try:
-                ahead.close()
             except Exception:
                 pass
         store.discard(staging)

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from tracekit.core.errors import TraceLineError
 
-from tracekit.formats.parsers._lazy import polars as pl  # imported on first use (the wired fast path needs none)
+from tracekit.core.startup import polars as pl  # imported on first use (tracekit.core.startup)
 
 
 Frame: TypeAlias = "pl.DataFrame | pa.Table"      # a parser's rows of one table
