@@ -249,7 +249,7 @@ class _Progress(_StderrProgress):
 
     def __enter__(self):
         if not sys.stderr.isatty():
-            return self     # no bar, and rich not imported (30 ms of every scripted ingest's start-up)
+            return self     # no bar, and rich not imported (every scripted ingest's start-up)
         from tracekit.apps.output import console
 
         self.console = console(stderr=True)

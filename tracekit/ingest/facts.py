@@ -33,8 +33,8 @@ THREADS = min(2, os.cpu_count() or 1)
 # staging directory): ingest's peak memory stays that of its chunked parse (issue 16: <= 1 GB)
 MEMORY_LIMIT = "500MB"
 # a run whose staged parts are at most this big (a sweep's short runs) is computed on a
-# connection kept from an earlier run, its views defined already (defining them costs ~60 ms,
-# more than computing such a run), that does not spill: at this size it never needs to; if it
+# connection kept from an earlier run, its views defined already (defining them costs more
+# than computing such a run), that does not spill: at this size it never needs to; if it
 # did, the run is computed again on a connection of its own that spills, as a big run is
 SMALL_RUN_BYTES = 16 << 20
 
@@ -191,8 +191,8 @@ def materialise_committed(store: Store, runs: list[tuple[str, str]], staging_wit
 def _compute_runs(con: _Connection, store: Store, work: Path, run_ids: list[str],
                   names: dict[str, str]) -> dict[str, dict[str, Path]]:
     """The fact parts of the committed runs `run_ids` (one query per fact table, written
-    partitioned by run under `work`, every table's parts of a run in one directory: a
-    directory made, and removed, is ~1 ms of CPU on the ext4 of the machines measured):
+    partitioned by run under `work`, every table's parts of a run in one directory: each
+    directory made and removed costs CPU on ext4):
     run_id -> table -> its part."""
     for name, columns in RAW_VIEWS:     # the facts first empty, as for a run in staging
         parts: list[str] = []

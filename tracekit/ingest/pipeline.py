@@ -93,7 +93,7 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[tuple[Path, bool]]:
 
 
 def _polars_schema(schema: pa.Schema) -> pl.Schema:
-    # not schema.empty_table(): that imports pandas (0.2 s of start-up)
+    # not schema.empty_table(): that imports pandas
     return pl.DataFrame(pa.Table.from_batches([], schema=schema)).schema
 
 
@@ -109,8 +109,8 @@ def _pl_schema(table: str) -> pl.Schema:
 
 def _record_table(record: dict) -> pa.Table:
     """A run record as a one-row table of schema RUNS, built from Arrow buffers: pyarrow's
-    pa.array and from_pylist import pandas (0.2 s), polars is 0.1 s of start-up that the wired
-    fast path does not otherwise need, and Table.cast imports pyarrow.compute."""
+    pa.array and from_pylist import pandas, the wired fast path needs no polars otherwise, and
+    Table.cast imports pyarrow.compute."""
     return pa.Table.from_arrays([_arrow_array(f.type, [record[f.name]]) for f in RUNS], schema=RUNS)
 
 
@@ -158,8 +158,8 @@ class _Writers:
 
     Given `main`, the rows of a table other than it (a wireless trace's node movements, energy, log
     lines: a few rows a chunk, or none) are held until SMALL_ROWS of them are, and written as
-    one part then or at close(): a part costs ~0.5 ms of CPU however few its rows (its 28
-    columns' encoders, its footer), and a file (benchmarks/README.md)."""
+    one part then or at close(): a part costs its columns' encoders, its footer and a file
+    however few its rows."""
 
     MAX_PENDING = 3
     THREADS = 2
@@ -228,7 +228,7 @@ def _times(frame: Frame):
 
 def _numpy(frame: Frame, name: str):
     """A column without nulls of a parser's frame as a numpy array, without a copy. An Arrow
-    column's buffer is taken as it is: pyarrow's own to_numpy imports pandas (0.2 s)."""
+    column's buffer is taken as it is: pyarrow's own to_numpy imports pandas."""
     import numpy as np
 
     if isinstance(frame, pa.Table):
@@ -297,7 +297,7 @@ def _conform(frame: Frame, table: str) -> pa.Table:
                                       for f in schema], schema=schema)
     if frame.schema.types == schema.types:
         # the wired fast path's tables: the stored field metadata put on, without a copy (and
-        # without Table.cast, which imports pyarrow.compute: 25 ms of start-up)
+        # without Table.cast, which imports pyarrow.compute)
         return pa.Table.from_arrays(frame.columns, schema=schema)
     return frame.cast(schema)    # polars' dictionaries of large strings to the stored ones of strings
 
@@ -307,35 +307,12 @@ GROWING = frozenset({"line_no", "time", "pkt_id"})
 
 
 def _write_options(schema: pa.Schema) -> dict:
-    """How pyarrow writes a part of `schema` (issue 16: writing was the largest cost of
-    ingest; benchmarks/bench_parquet_write.py compares the settings):
-    - dictionary encoding for the string columns (the dictionary columns: event codes, packet
-      types, layers; the strings); pyarrow falls back to plain encoding by itself on a
-      column whose dictionary grows past 1 MB;
-    - DELTA_BINARY_PACKED for the integers: int64 (line numbers, packet ids, sequence
-      numbers: counters, whose differences are small) and int32 (nodes, ports, sizes, flow
-      ids, flags: few distinct values, each a few bits wide). Cheap to encode, and it leaves
-      the codec little to do. The int32 columns were dictionary-encoded before: their parts
-      were 6-9 % smaller, but hashing every value cost 2.5 ms per 8 MiB chunk of big-103s.tr
-      (16.2 -> 13.7 ms) and 0.5 ms of a new-format wireless trace's (9.9 -> 9.4 ms;
-      `bench_parquet_write.py`); whole ingests -0.09 s on big-103s.tr (faster in 7 of 7
-      pairs), -0.01 s on wireless-new-256s.tr (9 of 15; benchmarks/README.md);
-    - doubles (times, positions) plain: BYTE_STREAM_SPLIT was 2 ms a chunk cheaper, but its
-      pages are 40 % larger and mostly incompressible;
-    - LZ4 (Parquet's LZ4_RAW) on every column. zstd level 1, used before, makes parts 20-25 %
-      smaller (a new-format wireless trace's 35 -> 26 MB, big-103s.tr's 85 -> 70 MB) but costs
-      more CPU: ~12.9 against ~10.3 ms per 8 MiB chunk of a new-format wireless trace, and
-      pyarrow makes a new zstd context for every page it compresses; whole ingests 0.1-0.3 s
-      faster (benchmarks/README.md). The stored facts, read by every metric, stay zstd
-      (tracekit.ingest.facts: DuckDB writes them once);
-    - min/max statistics on the columns whose values grow through a trace only (GROWING: line
-      numbers, times, packet ids), where a part's range is narrow and a filter on it skips
-      other parts. Every part holds every node, flow, port, size and event code of its stretch
-      of the trace, so their statistics would prune nothing; they cost ~1.1 ms per 8 MiB chunk
-      of a new-format wireless trace (~9 % of its writing), those of strings more;
-    - a CRC32 in every page header: bytes overwritten on disk inside a page that still decodes
-      (the codec keeps incompressible bytes, such as doubles' mantissas, as they are) are found
-      by `tracekit verify --deep` (tracekit.store.damage), which checks them; DuckDB does not."""
+    """How pyarrow writes a part of `schema`, the cheapest settings to write that keep parts
+    small (each setting's measurement: docs/performance.md, "Writing the parts"):
+    dictionary encoding for strings, DELTA_BINARY_PACKED for integers, doubles plain, LZ4 on
+    every column (the stored facts stay zstd), min/max statistics only on the columns that
+    grow through a trace (GROWING: only there can a filter skip parts), and a CRC32 in every
+    page header, which `tracekit verify --deep` checks (DuckDB does not)."""
     dict_cols, encodings, stats = [], {}, []
     for f in schema:
         t = f.type
@@ -588,8 +565,8 @@ class _TimeCheck:
 
 
 class _TraceCopy:
-    """A zstd copy of the trace, written as it streams by (level 1: on ns-2 traces 38 % less
-    CPU than the default level 3, and 2 % smaller: 13 against 21 ms per 8 MiB)."""
+    """A zstd copy of the trace, written as it streams by (level 1: on ns-2 traces it costs
+    less CPU than the default level 3 for about the same size)."""
 
     def __init__(self, path: Path):
         import zstandard

@@ -33,8 +33,7 @@ Frame: TypeAlias = "pl.DataFrame | pa.Table"      # a parser's rows of one table
 
 def arrow_strings(values: list[str], validity: pa.Buffer | None = None, null_count: int = 0) -> pa.Array:
     """A string array of `values` (the C fast paths' dictionaries, the run record's strings),
-    with an optional validity bitmap (not pa.array(values): that imports pandas, 0.2 s of
-    start-up)."""
+    with an optional validity bitmap (not pa.array(values): that imports pandas)."""
     encoded = [v.encode() for v in values]
     offsets = [0]
     for e in encoded:

@@ -235,7 +235,7 @@ class WirelessParser(Parser):
     @functools.cached_property
     def _schemas(self) -> dict[str, dict]:
         """The tables' polars schemas, made on first use: the polars parser's (a trace the C
-        fast path reads whole never imports polars, 0.1-0.2 s of CPU)."""
+        fast path reads whole never imports polars)."""
         return {
             "wireless_events": _pl_schema(WIRELESS_EVENTS),
             "wireless_movements": _pl_schema(WIRELESS_MOVEMENTS),
