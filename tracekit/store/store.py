@@ -300,7 +300,7 @@ class Store:
 
     def _sim_labelled_runs(self) -> list[tuple[str, str, int, str]]:
         """(run_id, trace_kind, n_events, sim_id) of every run labelled with a sim_id: one
-        DuckDB scan of the run records (about 0.3 ms a run), or, if a damaged record spoils
+        DuckDB scan of the run records, or, if a damaged record spoils
         it, file by file, passing over the records that cannot be read."""
         ids = self.run_ids()
         if not ids:
