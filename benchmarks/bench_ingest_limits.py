@@ -61,7 +61,6 @@ NO_FACTS = """
 import sys
 import tracekit.ingest.pipeline
 tracekit.ingest.pipeline.materialise_run = lambda *a, **k: None
-tracekit.ingest.pipeline.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead (materialise.Ahead)
 from tracekit.apps import cli
 sys.argv = ["tracekit", *sys.argv[1:]]
 getattr(cli, "entry_point", cli.main)()      # as the `tracekit` command runs it

@@ -25,7 +25,7 @@ Outside ns-2 = 1 - (ns-2 alone's wall) / (the sweep's wall), paired per repetiti
 larger-is-worse figure of run_benchmarks.py's target); per sim = (sweep CPU - ns-2 alone CPU) / n.
 The control runs under the first --python: its driver imports tracekit.experiments.sweep too,
 so that import is in its wall; name the tree being measured first.
-Both end as `tracekit` does (run_benchmarks.PROMPT_EXIT: tracekit.core.exits.exit_promptly, where
+Both end as `tracekit` does (run_benchmarks.PROMPT_EXIT: tracekit.core.startup.exit_promptly, where
 the tracekit has it): no interpreter teardown.
 
 The second table: the target's figure (the larger of 1 - the sweep's own ns-2 time / (wall x

@@ -57,7 +57,6 @@ NO_FACTS = """
 import sys
 import tracekit.ingest.pipeline
 tracekit.ingest.pipeline.materialise_run = lambda *a, **k: []
-tracekit.ingest.pipeline.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead
 from tracekit.apps.cli import app
 sys.argv = ["tracekit", "ingest", *sys.argv[1:]]
 app()

@@ -28,12 +28,11 @@ sys.path.insert(0, str(HERE))
 from benchproc import compile_installation  # noqa: E402
 
 # the run itself, in a process of its own (the imports are part of what it times). It runs
-# the command as the `tracekit` script does (tracekit.__main__.entry_point: the trace's hash
-# started ahead, then cli.entry_point, which ends the process by exits.exit_promptly after
-# the atexit functions: the marks are printed by the first one registered, so the last to
-# run), and wraps tracekit.ingest.pipeline's and tracekit.ingest.facts's functions as those modules are
-# imported, where the command imports them (not before it starts: the hash is started before
-# any import of the command line, tracekit.formats.hashahead)
+# the command as the `tracekit` script does (tracekit.__main__.entry_point, then
+# cli.entry_point, which ends the process by startup.exit_promptly after the atexit functions:
+# the marks are printed by the first one registered, so the last to run), and wraps
+# tracekit.ingest.pipeline's and tracekit.ingest.facts's functions as those modules are
+# imported, where the command imports them
 RUN = r'''
 import atexit, importlib.abc, importlib.machinery, resource, sys, time
 T0 = time.perf_counter()

@@ -229,10 +229,13 @@ PROMPT_EXIT = """
 import sys
 sys.stdout.flush()
 try:
-    from tracekit.core.exits import exit_promptly
-except ImportError:        # a tracekit from before it
-    pass
-else:
+    from tracekit.core.startup import exit_promptly
+except ImportError:
+    try:
+        from tracekit.core.exits import exit_promptly      # a tracekit from before issue 40
+    except ImportError:        # a tracekit from before it
+        exit_promptly = None
+if exit_promptly is not None:
     exit_promptly(0)
 """
 
@@ -280,14 +283,8 @@ print(sha256)
 # parts, the run record and the commit, as before the facts existed
 INGEST_NO_FACTS = """
 import sys
-try:            # the trace hashed ahead from the first moment, as the `tracekit` command does
-    from tracekit.formats.hashahead import start
-    start(sys.argv[1], fork=True)
-except (ImportError, TypeError):        # a tracekit from before it
-    pass
 import tracekit.ingest.pipeline
 tracekit.ingest.pipeline.materialise_run = lambda *a, **k: []
-tracekit.ingest.pipeline.SMALL_RUN_BYTES = 1 << 60           # nor their connection made ahead (materialise.Ahead)
 from tracekit.apps import cli
 sys.argv = ["tracekit", "ingest", sys.argv[1], "--data", sys.argv[2]]
 getattr(cli, "entry_point", cli.main)()      # as the `tracekit` command runs it

@@ -1,5 +1,5 @@
 """The `tracekit` command ends without the interpreter's teardown once a command is done
-(tracekit.apps.cli.entry_point -> tracekit.core.exits.exit_promptly), and still does what an exit must:
+(tracekit.apps.cli.entry_point -> tracekit.core.startup.exit_promptly), and still does what an exit must:
 the atexit functions (the SQL connection's temporary directory removed), stdout whole, the
 same exit status; where another thread is still working it waits for it first, as the usual
 exit does, and still skips the teardown; tracekit.apps.cli.main called in a process of the caller's still ends by SystemExit. Each in a
@@ -45,8 +45,8 @@ def test_without_it_the_witness_is_torn_down(populated_store, tmp_path):
     interpreter's finalisation runs its __del__ (so the test above can fail)."""
     torn = tmp_path / "torn-down"
     p = run_main(f"""
-        import tracekit.core.exits
-        tracekit.core.exits.exit_promptly = lambda code=0: None
+        import tracekit.core.startup
+        tracekit.core.startup.exit_promptly = lambda code=0: None
         class Witness:
             def __del__(self, _open=open):      # (builtins may be gone by then)
                 _open({str(torn)!r}, "w").close()
@@ -97,11 +97,11 @@ def test_a_thread_still_working_is_waited_for(populated_store, tmp_path):
 
 def test_exit_promptly_keeps_the_status():
     for code, want in ((0, 0), (None, 0), (3, 3), (141, 141)):
-        p = subprocess.run([sys.executable, "-c", f"from tracekit.core.exits import exit_promptly\nexit_promptly({code!r})\n"
+        p = subprocess.run([sys.executable, "-c", f"from tracekit.core.startup import exit_promptly\nexit_promptly({code!r})\n"
                             "raise SystemExit(99)"], capture_output=True, text=True, timeout=60)
         assert p.returncode == want, (code, p.returncode, p.stderr)
     # a message as the status: left to SystemExit, which prints it and exits 1
-    p = subprocess.run([sys.executable, "-c", "from tracekit.core.exits import exit_promptly\nexit_promptly('bye')\n"
+    p = subprocess.run([sys.executable, "-c", "from tracekit.core.startup import exit_promptly\nexit_promptly('bye')\n"
                         "raise SystemExit('bye')"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and p.stderr.strip() == "bye"
 

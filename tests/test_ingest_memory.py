@@ -99,7 +99,7 @@ def test_run_and_sweep_ingest_with_the_memory_settings_of_ingest(tmp_path, comma
     """`tracekit run` and `tracekit sweep` ingest in their own process, with the settings of
     `tracekit ingest` (tracekit.core.memory.for_ingest): Arrow's buffers from glibc's malloc. Before,
     a sweep's ingests took them from mimalloc: 245,000 minor page faults for 40 simulations
-    at the default duration instead of 90,000 (benchmarks/README.md)."""
+    at the default duration instead of 90,000 (docs/performance.md, "Memory")."""
     import pyarrow
 
     if "system" not in pyarrow.supported_memory_backends():

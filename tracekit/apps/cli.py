@@ -141,8 +141,7 @@ def handles_errors(fn):
 
 def at_least_one(what: str):
     """An option's callback refusing a count below 1 as a usage error: a check of its own,
-    not typer's min=, since a range makes typer coerce through pydantic, ~0.1 s of the
-    command's start (tracekit.apps.cliparams)."""
+    not typer's min=, since a range makes typer coerce through pydantic (tracekit.apps.cliparams)."""
     def check(value: Optional[int]) -> Optional[int]:
         if value is not None and value < 1:
             raise typer.BadParameter(f"{value} is not a number of {what} (at least 1)")
@@ -180,11 +179,8 @@ def ingest(
 
     Example: tracekit ingest out.tr cwnd.tr.gz --label variant=Reno --flow-label 1=Reno
     """
-    from tracekit.formats.hashahead import start as hash_ahead
     from tracekit.core.memory import for_ingest
 
-    if paths:
-        hash_ahead(paths[0])    # on the core the imports below leave idle (tracekit.formats.hashahead)
     for_ingest()        # before pyarrow is imported (tracekit.core.memory)
     from tracekit.ingest.pipeline import ingest_paths
     labels = _pairs(label, "--label")
@@ -255,7 +251,7 @@ class _Progress(_StderrProgress):
 
     def __enter__(self):
         if not sys.stderr.isatty():
-            return self     # no bar, and rich not imported (30 ms of every scripted ingest's start-up)
+            return self     # no bar, and rich not imported (every scripted ingest's start-up)
         from tracekit.apps.output import console
 
         self.console = console(stderr=True)
@@ -1179,11 +1175,11 @@ def main() -> None:
 
 def entry_point() -> None:
     """The `tracekit` command (its console script, and `python -m tracekit`): main, then the
-    process ends without the interpreter's teardown (tracekit.core.exits.exit_promptly). main
+    process ends without the interpreter's teardown (tracekit.core.startup.exit_promptly). main
     itself ends by SystemExit, as typer's commands do, for callers in a process of their own.
     What escapes main otherwise (outside a command, where typer writes its help or usage)
     is one line too."""
-    from tracekit.core.exits import exit_promptly
+    from tracekit.core.startup import exit_promptly
 
     try:
         main()                          # typer (click's standalone mode) ends by SystemExit

@@ -1,8 +1,9 @@
-"""Option values without pydantic, for the CLI's start-up (issue 16).
+"""Option values without pydantic: a start-up trick kept (issue 40; the others are in
+tracekit.core.startup), since without it every command that takes a value imports pydantic,
+10 % or more of the command (benchmarks/RESULTS.md, "Start-up tricks"); --help is the same.
 
 typer (0.2x) coerces every option and argument value that is not a bool flag through a
-pydantic TypeAdapter, so every command that takes a value imports pydantic: about 0.1 s of
-the 0.3 s a command may take to start. install() (called by tracekit.apps.cli) puts a plain
+pydantic TypeAdapter. install() (called by tracekit.apps.cli) puts a plain
 coercion in front of typer's for the values tracekit's options take, returning what typer's
 own would: a str as it is; an int or float written plainly in digits (JSON's number syntax);
 an Enum's value spelled exactly (case-sensitive options only); a Path (then checked by typer's

@@ -1,5 +1,4 @@
-"""Ending the process once its work is done (the CLI's last step; benchmark drivers that
-stand for a CLI command end the same way), and the one line a failure ends it with."""
+"""The one line a failure ends the process with (its prompt end: tracekit.core.startup)."""
 from __future__ import annotations
 
 import errno
@@ -77,50 +76,3 @@ def escaped(e: BaseException) -> int:
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
-
-
-def exit_promptly(code: object = 0) -> None:
-    """End the process now that the command is done, without the interpreter's teardown: with
-    DuckDB and pyarrow loaded, freeing every module's objects and running their libraries'
-    destructors takes 60-100 ms, a third of `tracekit sql "SELECT 1"`, and is the last part of
-    a sweep's tail (benchmarks/RESULTS.md). Nor does the teardown then meet a thread in the
-    middle of an import (tracekit.ingest.pipeline imports DuckDB on one while the trace is parsed):
-    finalising the interpreter under it aborted the process. What an exit must still do is
-    done first, in the usual exit's order: the other threads that are not daemons waited for
-    (threading's own shutdown, which also stops idle thread pools), the atexit functions
-    (weakref finalizers among them: query's temporary directory), then stdout and stderr
-    flushed (output that cannot be written is one line and a failed status, or quiet on a
-    closed pipe, as in a command), then os._exit with the same status. Returns (the caller
-    exits as usual) only for a status that is not an int (SystemExit prints it), on a thread
-    other than the main one, or in a Python without threading's shutdown."""
-    import atexit
-    import threading
-
-    if code is None:
-        code = 0
-    if not isinstance(code, int) or isinstance(code, bool):
-        return
-    shutdown = getattr(threading, "_shutdown", None)
-    if shutdown is None or threading.current_thread() is not threading.main_thread():
-        return                  # (threading's shutdown, on another thread, would wait for itself)
-    shutdown()
-    atexit._run_exitfuncs()
-    try:
-        if sys.stdout is not None:
-            sys.stdout.flush()
-    except BrokenPipeError:
-        code = code or 141      # the reader went away: no message (tracekit.apps.cli.handles_errors)
-    except OSError as e:
-        try:
-            print(f"tracekit: error: writing the output: {describe(e)}", file=sys.stderr)
-        except (OSError, ValueError):
-            pass
-        code = code or 1
-    except ValueError:          # stdout closed by the program: nothing left to write
-        pass
-    try:
-        if sys.stderr is not None:
-            sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    os._exit(code & 0xFF)

@@ -78,7 +78,7 @@ def _child_setup(parent_pid: int):
 # PDEATHSIG, then a shell checks that its parent is still this process (else it ends: the
 # parent died before the prctl) and execs ns-2. No preexec_fn, so Python starts the child
 # with vfork instead of a full fork of this process (its memory holds DuckDB, pyarrow...):
-# ~2 ms less CPU and ~4 ms less wall per simulation (benchmarks/bench_sweep.py).
+# less CPU and wall per simulation (benchmarks/bench_sweep.py).
 _SETPRIV: list[str | None] = []
 _IN_CHILD_CHECK = 'test "$PPID" = "$0" && exec "$@"'
 
@@ -227,7 +227,7 @@ def run_scenario_traces(
 
     ``reuse_files``: the trace files an earlier run left in ``out_dir`` are emptied instead of
     removed, and ns-2 writes into them (a sweep reuses its directories: making a file costs
-    ~0.5 ms of CPU on ext4 without a journal); one left empty (the scenario does not write
+    CPU on ext4 without a journal); one left empty (the scenario does not write
     it) is not a trace of this run.
     """
     sc = get_scenario(scenario_id)

@@ -264,7 +264,7 @@ def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True, re
         run_ids = []
         # claimed once for the three traces (each ingest's own claim is then taken already),
         # and each run staged inside the simulation's staging directory, under its lock: per
-        # simulation, five files fewer to create (~0.5 ms of CPU each on ext4) and two links
+        # simulation, five files fewer to create and two links
         with st.store.claim(sim_claim_name(st.spec.sim_id)):
             for name in _INGEST_ORDER:
                 if name in st.traces:
@@ -289,9 +289,9 @@ def _ingest_staged(st: _Staged, keep_traces: bool = True, facts: bool = True, re
 
 
 # a sweep stores the facts of this many simulations' packet traces at once (one query per
-# fact table for all of them: on 2 s runs ~100 ms a batch plus ~22 ms a simulation, so CPU
-# per simulation 36 ms at 8, 29 at 16, 26 at 24 or 32; not more, so that a full batch sent
-# just before the tail (FACTS_TAIL) is not much longer than the ns-2 runs left to hide it)
+# fact table for all of them: a batch's fixed cost shared, docs/performance.md, "Sweeps");
+# not more, so that a full batch sent just before the tail (FACTS_TAIL) is not much longer
+# than the ns-2 runs left to hide it
 FACTS_BATCH = 16
 # ... and, once this many simulations are left to ingest, of those ingested so far: the
 # facts computed after the last ns-2 ends (which the sweep waits for) are then those of
@@ -314,7 +314,7 @@ def _store_facts(store: Store, runs: list[tuple[str, str]], within: Path | None 
 
 
 def _import_ingest() -> None:
-    """What the ingest and the stored facts import (pyarrow, DuckDB: ~0.25 s of CPU), once
+    """What the ingest and the stored facts import (pyarrow, DuckDB), once
     the first ns-2 has started (not before: this thread would hold the GIL the simulation's
     thread needs to start it), so on the core ns-2 leaves free."""
     NS_STARTED.wait(timeout=1.0)
@@ -370,7 +370,7 @@ def run_sims(
     ingests: dict[Future, _Staged] = {}         # ingest queued or running
     # the staging directories of simulations ingested, their trace files emptied, for the
     # next ones: ns-2 writes into those files (run_scenario_traces(reuse_files=True)), so a
-    # simulation makes (and removes) no directory and no trace file (~0.5 ms of CPU each)
+    # simulation makes (and removes) no directory and no trace file
     free: list[Path] = []
     facts: set[Future] = set()                  # stored facts of committed runs being computed
     no_facts: list[tuple[str, str]] = []        # committed runs waiting for their facts
@@ -382,7 +382,7 @@ def run_sims(
     found = [run for r in results for run in done[r.spec.sim_id]]
     # one staging directory for the sweep, its lock held to the end: each simulation's (and
     # each batch of facts') is made inside it, without a lock file of its own to create and
-    # remove (~0.5 ms of CPU each on the ext4 of the machines measured: Store.new_staging)
+    # remove (Store.new_staging)
     sweep_work = store.new_staging(tag="sweep")
     try:
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracekit-sim") as sim_pool, \

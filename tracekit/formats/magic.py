@@ -1,6 +1,5 @@
 """The first bytes that tell a compressed trace, or an archive, from a plain one. A light
-module (nothing imported): `sources` reads the tables to open a trace, `hashahead` to leave
-compressed files alone before anything heavy is imported."""
+module (nothing imported): `sources` reads the tables to open a trace."""
 from __future__ import annotations
 
 COMPRESSIONS = (
@@ -11,8 +10,3 @@ COMPRESSIONS = (
 )
 ARCHIVES = ((b"PK\x03\x04", "a zip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"))
 HEAD_BYTES = 8          # enough for every magic above
-
-
-def is_plain(head: bytes) -> bool:
-    """Whether a file starting with `head` is read as it is (neither compressed nor an archive)."""
-    return not any(head.startswith(m) for m, _ in COMPRESSIONS + ARCHIVES)

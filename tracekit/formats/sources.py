@@ -2,8 +2,7 @@
 
 `TraceSource` detects the compression from the magic bytes (not the file name), yields
 chunks that end on a line boundary with the 1-based number of their first line, hashes
-the decompressed content as it goes (the run's identity; a big plain file's hash may have been
-started ahead, `tracekit.formats.hashahead`), and keeps a last line that has
+the decompressed content as it goes (the run's identity), and keeps a last line that has
 no newline aside: a simulation killed mid-write leaves one, and it is not to be trusted.
 Memory stays at about one chunk whatever the file size.
 """
@@ -23,13 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Protocol
 
-from tracekit.formats import hashahead
 from tracekit.core.errors import TracekitError, UnsupportedTraceError, shown
 from tracekit.formats.magic import ARCHIVES, COMPRESSIONS, HEAD_BYTES
 from tracekit.formats.parsers import load_fast
 
 _fast = load_fast()
-# data.count(b"\n") in C, 16 bytes a step and without the GIL (2.5 -> 0.5 ms per 8 MiB chunk)
+# data.count(b"\n") in C, 16 bytes a step and without the GIL
 _count_lines = _fast.count_lines if _fast is not None else (lambda data: data.count(b"\n"))
 
 CHUNK_BYTES = 8 * 1024 * 1024
@@ -207,7 +205,6 @@ class TraceSource:
     _raw: BinaryIO | None = field(default=None, repr=False)
     _stream: _Stream | None = field(default=None, repr=False)
     _peeked: bytes = field(default=b"", repr=False)
-    _digest: hashahead.Digest | None = field(default=None, repr=False)   # sha256 hashed ahead
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "TraceSource":
@@ -239,8 +236,6 @@ class TraceSource:
                 src.compression = name
                 break
         src._stream = src._decompressor(raw)
-        if src.compression == "none" and raw.seekable():
-            src._digest = hashahead.take(raw.fileno())     # `tracekit ingest` started one
         return src
 
     def _decompressor(self, raw: BinaryIO) -> _Stream:
@@ -310,7 +305,7 @@ class TraceSource:
         return self._peeked[:n]
 
     def chunks(self, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
-        h = hashlib.sha256() if self._digest is None else None
+        h = hashlib.sha256()
         carry = b""
         line_no = 1
         first = True
@@ -327,8 +322,7 @@ class TraceSource:
                 block = self._read(chunk_bytes)
             if not block:
                 break
-            if h is not None:
-                h.update(block)
+            h.update(block)
             self.size_bytes += len(block)
             cut = block.rfind(b"\n")
             if cut < 0:
@@ -336,35 +330,18 @@ class TraceSource:
                 if len(carry) > 16 * chunk_bytes:
                     raise TracekitError(f"{shown(self.path)}:{line_no}: line longer than {len(carry)} bytes; not a text trace")
                 continue
-            # one copy of the chunk (carry + block, then a slice, made two fresh 8 MiB objects:
-            # 10 ms a chunk, more than its sha256)
+            # one copy of the chunk (carry + block, then a slice, made two fresh chunk-sized
+            # objects, which cost more than the chunk's sha256)
             data, carry = b"".join((carry, memoryview(block)[: cut + 1])), block[cut + 1 :]
             n = _count_lines(data)
             yield Chunk(data=data, first_line_no=line_no, n_lines=n)
             line_no += n
             self.n_lines += n
         self.tail = carry
-        self.sha256 = h.hexdigest() if h is not None else self._sha256_read()
+        self.sha256 = h.hexdigest()
         self.close()
 
-    def _sha256_read(self) -> str:
-        """The sha256 of the content read, from the digest hashed ahead if the file is as it
-        was then, else from the file again: exact for a trace that grew while it was read."""
-        assert self._digest is not None and self._raw is not None
-        fd = self._raw.fileno()
-        sha = self._digest.sha256_of(fd, self.size_bytes)
-        if sha is not None:
-            return sha
-        try:
-            return hashahead.sha256_of_prefix(fd, self.size_bytes)
-        except OSError:
-            raise TracekitError(f"{shown(self.path)}: changed while it was read (now shorter than the "
-                                f"{self.size_bytes} bytes read); ingest it again once it is complete") from None
-
     def close(self) -> None:
-        if self._digest is not None:
-            self._digest.close()
-            self._digest = None
         for f in (self._stream, self._raw):
             try:
                 if f is not None:

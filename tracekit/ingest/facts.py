@@ -16,7 +16,7 @@ import shutil
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 from tracekit.store.columns import FACT_TABLES, RAW_COLUMNS, TABLE_NAMES
 from tracekit.formats.parsers import FORMATS
@@ -33,169 +33,13 @@ THREADS = min(2, os.cpu_count() or 1)
 # staging directory): ingest's peak memory stays that of its chunked parse (issue 16: <= 1 GB)
 MEMORY_LIMIT = "500MB"
 # a run whose staged parts are at most this big (a sweep's short runs) is computed on a
-# connection kept from an earlier run, its views defined already (defining them costs ~60 ms,
-# more than computing such a run), that does not spill: at this size it never needs to; if it
+# connection kept from an earlier run, its views defined already (defining them costs more
+# than computing such a run), that does not spill: at this size it never needs to; if it
 # did, the run is computed again on a connection of its own that spills, as a big run is
 SMALL_RUN_BYTES = 16 << 20
 
 
-class Ahead:
-    """The connection a big run's facts are computed on (one that spills into `staging`, as
-    `_spilling` makes), made and its views defined on a thread while the run is parsed:
-    connecting and defining the views is ~0.1 s (import duckdb another 0.1 s) that would
-    otherwise come after the last chunk, when nothing else is left to do. DuckDB releases
-    the GIL while it binds them. Handed to materialise_run, which uses it for a run too big
-    for a kept connection and closes it in any case; `close` for a run that never gets there.
-
-    A wireless run's lines that its facts read (sql/macros/is_wireless_fact_event: agent-layer
-    lines and drops, ~12 % of a MANET trace's) are kept too, as the writer threads hand each
-    chunk's table to `keep`: the facts are then computed from those rows in memory instead of
-    from every line of the stored parts, decoded again (on wireless-new-256s.tr the step's
-    queries take ~0.09 s instead of ~0.24 s; picking the rows, ~1 ms a chunk on a writer
-    thread). A chunk's rows are picked by the codes of its `layer` and `event` dictionaries:
-    the macro is evaluated by DuckDB once for each pair of their values, not on every line,
-    on a cursor of the facts' own database, made as soon as the macro is defined there and
-    before the views are (a writer waits for it once, at the first chunk: a few ms; a
-    database of its own cost ~13 ms of CPU to make and 8-10 ms to close after the last
-    chunk). Anything going wrong there: nothing is kept, and the facts read the stored parts
-    as before."""
-
-    def __init__(self, staging: Path):
-        self.staging = staging
-        self.con: _Connection | None = None
-        self.error: BaseException | None = None
-        self.guard = threading.Lock()
-        self.kept: list | None = []         # the facts' rows (Arrow record batches); None: not kept
-        self.pairs: dict[tuple, bool] = {}      # (layer, event) -> whether its lines are kept
-        self.macro: Any = None              # a cursor of the facts' database that evaluates the macro
-        self.macro_ready = threading.Event()    # set once `macro` is there, or will never be
-        self.thread = threading.Thread(target=self._make, name="tracekit-facts-ahead", daemon=True)
-        self.thread.start()
-
-    def _make(self) -> None:
-        try:
-            import duckdb
-
-            files = sql_files()
-            spill = self.staging / ".duckdb-spill"
-            raw = duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": str(spill)})
-            # the macro first, for the writers (none of the facts' views uses it: their
-            # definitions below do not replace it under them)
-            raw.execute(next(f for f in files if f.name == "is_wireless_fact_event").text)
-            with self.guard:
-                self.macro = raw.cursor()
-            self.macro_ready.set()
-            _compute_function("take")      # (its import here rather than on a writer)
-            con = _Connection(raw, files)
-            con.key = tuple(fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES)
-            self.con = con
-        except BaseException as e:      # made again where it is needed; its error is raised there
-            self.error = e
-            self.kept = None
-        finally:
-            self.macro_ready.set()
-
-    def keep(self, table: str, frame) -> None:
-        """A chunk's stored table, as a writer thread wrote it: its rows the facts read kept."""
-        if table != "wireless_events" or self.kept is None:
-            return
-        try:
-            self._pick(frame)
-        except Exception:       # not kept after all: the facts read the stored parts
-            self.kept = None
-
-    def _pick(self, frame) -> None:
-        import numpy as np
-        import pyarrow as pa
-
-        for batch in frame.to_batches():
-            if self.kept is None:
-                return
-            layer, lv = _codes(batch.column(batch.schema.get_field_index("layer")))
-            event, ev = _codes(batch.column(batch.schema.get_field_index("event")))
-            self.macro_ready.wait()         # (at once once set: the first chunk's only)
-            with self.guard:
-                new = list({(a, b) for a in lv for b in ev} - self.pairs.keys())
-                if new:
-                    if self.macro is None:      # the database could not be made, or is closed
-                        self.kept = None
-                        return
-                    yes = {i for (i,) in self.macro.execute(
-                        "SELECT i FROM range(?) r(i) "
-                        "WHERE is_wireless_fact_event(CAST(? AS VARCHAR[])[i + 1], CAST(? AS VARCHAR[])[i + 1])",
-                        [len(new), [a for a, _ in new], [b for _, b in new]]).fetchall()}
-                    self.pairs.update({pair: i in yes for i, pair in enumerate(new)})
-                table = np.array([[self.pairs[(a, b)] for b in ev] for a in lv], dtype=bool).reshape(len(lv), len(ev))
-            rows_kept = np.flatnonzero(table[layer, event]).astype(np.int64)
-            if len(rows_kept):
-                picked = _compute_function("take").call(
-                    [batch, pa.Array.from_buffers(pa.int64(), len(rows_kept), [None, pa.py_buffer(rows_kept)])])
-                with self.guard:
-                    if self.kept is not None:
-                        self.kept.append(picked)
-
-    def take(self, key: tuple) -> tuple[_Connection | None, list | None]:
-        """The connection, if it was made for the definitions `key` (their hashes now), and
-        the wireless rows kept (None: not kept, the facts read the stored parts)."""
-        self.thread.join()
-        self._close_macro()
-        con, self.con = self.con, None
-        if con is not None and con.key != key:
-            con.close()
-            con = None
-        kept, self.kept = self.kept, None
-        return con, kept if con is not None else None
-
-    def _close_macro(self) -> None:
-        with self.guard:
-            macro, self.macro = self.macro, None
-        if macro is not None:
-            macro.close()
-
-    def close(self) -> None:
-        self.thread.join()
-        self.kept = None
-        self._close_macro()
-        if self.con is not None:
-            self.con.close()
-            self.con = None
-        shutil.rmtree(self.staging / ".duckdb-spill", ignore_errors=True)
-
-
-def _compute_function(name: str):
-    """Arrow's compute function `name`, from pyarrow's compiled compute module: what
-    `batch.take` and `pyarrow.compute` call, without importing pyarrow.compute, whose
-    Python wrappers of every function take ~60 ms of CPU to make (measured alone), holding
-    the GIL, on a thread that runs while the chunks parse (benchmarks/README.md)."""
-    try:
-        from pyarrow._compute import get_function
-    except ImportError:         # a pyarrow without it: the public module (the same function)
-        import pyarrow.compute as pc
-
-        return pc.get_function(name)
-    return get_function(name)
-
-
-def _codes(col) -> tuple:
-    """A dictionary column's codes (numpy, no copy where it has no nulls) and its values, a
-    NULL the code after the last value."""
-    import numpy as np
-
-    values = col.dictionary.to_pylist()
-    idx = col.indices
-    import pyarrow as pa
-
-    t = idx.type
-    dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
-    codes = np.frombuffer(idx.buffers()[1], dtype=dtype, count=len(idx) + idx.offset)[idx.offset:]
-    if idx.null_count:      # (numpy: pa.scalar, for Arrow's fill_null, imports pandas)
-        valid = np.unpackbits(np.frombuffer(idx.buffers()[0], dtype=np.uint8), bitorder="little")
-        codes = np.where(valid[idx.offset:idx.offset + len(idx)].astype(bool), codes.astype(np.int64), len(values))
-        values = [*values, None]
-    return codes, values
-
-
-def materialise_run(store: Store, staging: Path, run_id: str, kind: str, ahead: Ahead | None = None) -> list[Path]:
+def materialise_run(store: Store, staging: Path, run_id: str, kind: str) -> list[Path]:
     """Write the fact parts of the run staged in `staging` (its `<table>-NNNNN.parquet`
     parts and run.parquet), whose id will be `run_id`; nothing for a run of a trace kind
     without packets. Returns the files written.
@@ -204,21 +48,17 @@ def materialise_run(store: Store, staging: Path, run_id: str, kind: str, ahead: 
     find it a duplicate), nothing is computed if it has its parts; if it lacks them (ingested
     before they existed, or under another definition), they are computed here and moved
     into it, each by one rename (a reader sees a part whole or not at all)."""
-    try:
-        if not (FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts):
-            return []
-        files = sql_files()
-        names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
-        present = store.run_dir(run_id)
-        if not store.has_whole_run(run_id):
-            return _compute(staging, run_id, files, names, ahead)
-        missing = [t for t in FACT_TABLES if not (present / names[t]).exists()]
-        if not missing:
-            return []
-        computed = _compute(staging, run_id, files, names, ahead)
-    finally:
-        if ahead is not None:
-            ahead.close()
+    if not (FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts):
+        return []
+    files = sql_files()
+    names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
+    present = store.run_dir(run_id)
+    if not store.has_whole_run(run_id):
+        return _compute(staging, run_id, files, names)
+    missing = [t for t in FACT_TABLES if not (present / names[t]).exists()]
+    if not missing:
+        return []
+    computed = _compute(staging, run_id, files, names)
     moved = []
     for out in computed:
         table = out.name.rsplit("-", 1)[0]
@@ -231,7 +71,7 @@ def materialise_run(store: Store, staging: Path, run_id: str, kind: str, ahead: 
     return moved
 
 
-def _compute(staging: Path, run_id: str, files, names: dict[str, str], ahead: Ahead | None = None) -> list[Path]:
+def _compute(staging: Path, run_id: str, files, names: dict[str, str]) -> list[Path]:
     import duckdb
 
     if sum(p.stat().st_size for p in staging.glob("*.parquet")) <= SMALL_RUN_BYTES:
@@ -250,12 +90,6 @@ def _compute(staging: Path, run_id: str, files, names: dict[str, str], ahead: Ah
             _KEPT.give_back(kept)
             return written
     # spilling inside the staging directory, removed before the run is committed
-    made, rows = ahead.take(tuple(names[t] for t in FACT_TABLES)) if ahead is not None else (None, None)
-    if made is not None:
-        try:
-            return _compute_on(made, staging, run_id, names, rows)
-        finally:
-            made.close()
     with _spilling(staging, files) as con:
         return _compute_on(con, staging, run_id, names)
 
@@ -276,24 +110,13 @@ def _spilling(work: Path, files) -> Iterator[_Connection]:
         shutil.rmtree(spill, ignore_errors=True)
 
 
-def _compute_on(con: _Connection, staging: Path, run_id: str, names: dict[str, str],
-                kept: list | None = None) -> list[Path]:
-    """The fact parts of the run staged in `staging`, on a connection with the views defined;
-    with `kept` (Ahead.keep's record batches: the only wireless lines the facts read), its
-    wireless events are those."""
+def _compute_on(con: _Connection, staging: Path, run_id: str, names: dict[str, str]) -> list[Path]:
+    """The fact parts of the run staged in `staging`, on a connection with the views defined."""
     for name, columns in RAW_VIEWS:     # raw_hier_* stay empty: a run with facts is not one
         parts: list[str] = []
         if name == "runs":
             parts = [str(staging / "run.parquet")]
-        elif name == "wireless_events" and kept:
-            import pyarrow as pa
-
-            con.con.register("kept_wireless_events", pa.Table.from_batches(kept))
-            cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in columns)
-            con.point(name, f"CREATE OR REPLACE VIEW raw_{name} AS SELECT {cols}, {_quote(run_id)} AS run_id "
-                            "FROM kept_wireless_events")
-            continue
-        elif name in TABLE_NAMES and not (name == "wireless_events" and kept is not None):
+        elif name in TABLE_NAMES:
             parts = sorted(str(p) for p in staging.glob(f"{name}-*.parquet"))
         con.point(name, _raw_view_sql(name, columns, parts, run_id=run_id) if parts else _raw_view_sql(name, columns, []))
     written: list[Path] = []
@@ -368,8 +191,8 @@ def materialise_committed(store: Store, runs: list[tuple[str, str]], staging_wit
 def _compute_runs(con: _Connection, store: Store, work: Path, run_ids: list[str],
                   names: dict[str, str]) -> dict[str, dict[str, Path]]:
     """The fact parts of the committed runs `run_ids` (one query per fact table, written
-    partitioned by run under `work`, every table's parts of a run in one directory: a
-    directory made, and removed, is ~1 ms of CPU on the ext4 of the machines measured):
+    partitioned by run under `work`, every table's parts of a run in one directory: each
+    directory made and removed costs CPU on ext4):
     run_id -> table -> its part."""
     for name, columns in RAW_VIEWS:     # the facts first empty, as for a run in staging
         parts: list[str] = []

@@ -31,10 +31,10 @@ import pyarrow.parquet as pq
 
 from tracekit import __version__
 from tracekit.formats.detect import detect_kind
-from tracekit.ingest.facts import SMALL_RUN_BYTES, Ahead, materialise_run
+from tracekit.ingest.facts import materialise_run
 from tracekit.core.errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip, shown
 from tracekit.formats.parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, binary_line, get_parser, lines_at
-from tracekit.formats.parsers._lazy import polars as pl  # not imported by the wired fast path (0.1 s of start-up)
+from tracekit.core.startup import polars as pl  # imported on first use (tracekit.core.startup)
 from tracekit.store.schema import MAIN_TABLE, RUNS, SCHEMA_VERSION, TABLES
 from tracekit.formats.sources import CHUNK_BYTES, TraceSource
 from tracekit.store.store import Store, store_write_error
@@ -93,7 +93,7 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[tuple[Path, bool]]:
 
 
 def _polars_schema(schema: pa.Schema) -> pl.Schema:
-    # not schema.empty_table(): that imports pandas (0.2 s of start-up)
+    # not schema.empty_table(): that imports pandas
     return pl.DataFrame(pa.Table.from_batches([], schema=schema)).schema
 
 
@@ -109,8 +109,8 @@ def _pl_schema(table: str) -> pl.Schema:
 
 def _record_table(record: dict) -> pa.Table:
     """A run record as a one-row table of schema RUNS, built from Arrow buffers: pyarrow's
-    pa.array and from_pylist import pandas (0.2 s), polars is 0.1 s of start-up that the wired
-    fast path does not otherwise need, and Table.cast imports pyarrow.compute."""
+    pa.array and from_pylist import pandas, the wired fast path needs no polars otherwise, and
+    Table.cast imports pyarrow.compute."""
     return pa.Table.from_arrays([_arrow_array(f.type, [record[f.name]]) for f in RUNS], schema=RUNS)
 
 
@@ -158,8 +158,8 @@ class _Writers:
 
     Given `main`, the rows of a table other than it (a wireless trace's node movements, energy, log
     lines: a few rows a chunk, or none) are held until SMALL_ROWS of them are, and written as
-    one part then or at close(): a part costs ~0.5 ms of CPU however few its rows (its 28
-    columns' encoders, its footer), and a file (benchmarks/README.md)."""
+    one part then or at close(): a part costs its columns' encoders, its footer and a file
+    however few its rows."""
 
     MAX_PENDING = 3
     THREADS = 2
@@ -171,7 +171,6 @@ class _Writers:
         self.directory = directory
         self.pool = _Inline() if inline else ThreadPoolExecutor(max_workers=self.THREADS, thread_name_prefix="tracekit-write")
         self.pending: list = []
-        self.keep: Callable[[str, pa.Table], None] | None = None     # each part's table, once written
         self.parts: dict[str, int] = {}
         self.rows: dict[str, int] = {}
         self.main = main
@@ -202,7 +201,7 @@ class _Writers:
         _stored_schema(table)            # made once, here, not by two writer threads at once
         # conformed to the schema on the writer thread too: the casts of a wireless chunk's
         # many columns are no small part of the work
-        self.pending.append(self.pool.submit(_store_part, frame, table, path, self.keep))
+        self.pending.append(self.pool.submit(_store_part, frame, table, path))
         while len(self.pending) > self.MAX_PENDING:
             self.pending.pop(0).result()
 
@@ -229,7 +228,7 @@ def _times(frame: Frame):
 
 def _numpy(frame: Frame, name: str):
     """A column without nulls of a parser's frame as a numpy array, without a copy. An Arrow
-    column's buffer is taken as it is: pyarrow's own to_numpy imports pandas (0.2 s)."""
+    column's buffer is taken as it is: pyarrow's own to_numpy imports pandas."""
     import numpy as np
 
     if isinstance(frame, pa.Table):
@@ -273,17 +272,14 @@ def _stored_schema(table: str) -> pa.Schema:
     return _STORED[table]
 
 
-def _store_part(frame: Frame | list[Frame], table: str, path: Path, keep: Callable[[str, pa.Table], None] | None = None) -> None:
+def _store_part(frame: Frame | list[Frame], table: str, path: Path) -> None:
     """`frame` (or several, one after the other) with its table's columns, in order, of their
-    stored types (a column the parser does not give is stored as nulls), written to `path`,
-    then handed to `keep`."""
+    stored types (a column the parser does not give is stored as nulls), written to `path`."""
     if isinstance(frame, list):
         stored = pa.concat_tables([_conform(f, table) for f in frame])
     else:
         stored = _conform(frame, table)
     _write_part(stored, path)
-    if keep is not None:
-        keep(table, stored)
 
 
 def _conform(frame: Frame, table: str) -> pa.Table:
@@ -301,7 +297,7 @@ def _conform(frame: Frame, table: str) -> pa.Table:
                                       for f in schema], schema=schema)
     if frame.schema.types == schema.types:
         # the wired fast path's tables: the stored field metadata put on, without a copy (and
-        # without Table.cast, which imports pyarrow.compute: 25 ms of start-up)
+        # without Table.cast, which imports pyarrow.compute)
         return pa.Table.from_arrays(frame.columns, schema=schema)
     return frame.cast(schema)    # polars' dictionaries of large strings to the stored ones of strings
 
@@ -311,35 +307,12 @@ GROWING = frozenset({"line_no", "time", "pkt_id"})
 
 
 def _write_options(schema: pa.Schema) -> dict:
-    """How pyarrow writes a part of `schema` (issue 16: writing was the largest cost of
-    ingest; benchmarks/bench_parquet_write.py compares the settings):
-    - dictionary encoding for the string columns (the dictionary columns: event codes, packet
-      types, layers; the strings); pyarrow falls back to plain encoding by itself on a
-      column whose dictionary grows past 1 MB;
-    - DELTA_BINARY_PACKED for the integers: int64 (line numbers, packet ids, sequence
-      numbers: counters, whose differences are small) and int32 (nodes, ports, sizes, flow
-      ids, flags: few distinct values, each a few bits wide). Cheap to encode, and it leaves
-      the codec little to do. The int32 columns were dictionary-encoded before: their parts
-      were 6-9 % smaller, but hashing every value cost 2.5 ms per 8 MiB chunk of big-103s.tr
-      (16.2 -> 13.7 ms) and 0.5 ms of a new-format wireless trace's (9.9 -> 9.4 ms;
-      `bench_parquet_write.py`); whole ingests -0.09 s on big-103s.tr (faster in 7 of 7
-      pairs), -0.01 s on wireless-new-256s.tr (9 of 15; benchmarks/README.md);
-    - doubles (times, positions) plain: BYTE_STREAM_SPLIT was 2 ms a chunk cheaper, but its
-      pages are 40 % larger and mostly incompressible;
-    - LZ4 (Parquet's LZ4_RAW) on every column. zstd level 1, used before, makes parts 20-25 %
-      smaller (a new-format wireless trace's 35 -> 26 MB, big-103s.tr's 85 -> 70 MB) but costs
-      more CPU: ~12.9 against ~10.3 ms per 8 MiB chunk of a new-format wireless trace, and
-      pyarrow makes a new zstd context for every page it compresses; whole ingests 0.1-0.3 s
-      faster (benchmarks/README.md). The stored facts, read by every metric, stay zstd
-      (tracekit.ingest.facts: DuckDB writes them once);
-    - min/max statistics on the columns whose values grow through a trace only (GROWING: line
-      numbers, times, packet ids), where a part's range is narrow and a filter on it skips
-      other parts. Every part holds every node, flow, port, size and event code of its stretch
-      of the trace, so their statistics would prune nothing; they cost ~1.1 ms per 8 MiB chunk
-      of a new-format wireless trace (~9 % of its writing), those of strings more;
-    - a CRC32 in every page header: bytes overwritten on disk inside a page that still decodes
-      (the codec keeps incompressible bytes, such as doubles' mantissas, as they are) are found
-      by `tracekit verify --deep` (tracekit.store.damage), which checks them; DuckDB does not."""
+    """How pyarrow writes a part of `schema`, the cheapest settings to write that keep parts
+    small (each setting's measurement: docs/performance.md, "Writing the parts"):
+    dictionary encoding for strings, DELTA_BINARY_PACKED for integers, doubles plain, LZ4 on
+    every column (the stored facts stay zstd), min/max statistics only on the columns that
+    grow through a trace (GROWING: only there can a filter skip parts), and a CRC32 in every
+    page header, which `tracekit verify --deep` checks (DuckDB does not)."""
     dict_cols, encodings, stats = [], {}, []
     for f in schema:
         t = f.type
@@ -592,8 +565,8 @@ class _TimeCheck:
 
 
 class _TraceCopy:
-    """A zstd copy of the trace, written as it streams by (level 1: on ns-2 traces 38 % less
-    CPU than the default level 3, and 2 % smaller: 13 against 21 ms per 8 MiB)."""
+    """A zstd copy of the trace, written as it streams by (level 1: on ns-2 traces it costs
+    less CPU than the default level 3 for about the same size)."""
 
     def __init__(self, path: Path):
         import zstandard
@@ -620,27 +593,6 @@ def _regular_size(path: Path) -> float:
     except OSError:
         return math.inf
     return st.st_size if stat.S_ISREG(st.st_mode) else math.inf
-
-
-_WARMED: list = []
-
-
-def _import_ahead() -> None:
-    """Import duckdb (the stored facts' step at the end of an ingest: ~40 ms) on a thread
-    while the trace is parsed: the parsers and writers hold the GIL little, and that import
-    no longer waits until the last chunk."""
-    if _WARMED:
-        return
-    import threading
-
-    def imports() -> None:
-        try:
-            import duckdb  # noqa: F401
-        except Exception:       # imported again where needed; its error is raised there
-            pass
-
-    _WARMED.append(threading.Thread(target=imports, name="tracekit-imports", daemon=True))
-    _WARMED[0].start()
 
 
 def ingest_file(
@@ -674,7 +626,6 @@ def ingest_file(
     except BaseException:
         src.close()
         raise
-    _import_ahead()
     parser = get_parser(kind)
     main = MAIN_TABLE[kind]
     event_tables = (main, *FORMATS[kind].also_event_tables)     # n_events, t_start, t_end
@@ -687,10 +638,6 @@ def ingest_file(
         raise
     # a plain file of one chunk is read, parsed and written here, without the threads
     one_chunk = src.compression == "none" and _regular_size(path) <= chunk_bytes
-    # a run whose parts will be too big for a kept connection (a trace 6 to 15 times its parts'
-    # size on the benchmarks' traces): the connection for its facts made while it is parsed
-    want_ahead = facts and FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts and _regular_size(path) > 16 * SMALL_RUN_BYTES
-    ahead: Ahead | None = None
     keep: _TraceCopy | None = None
     try:
         writers = _Writers(staging, inline=one_chunk, main=main)
@@ -710,10 +657,6 @@ def ingest_file(
         if keep_trace:
             keep = _TraceCopy(staging / "trace.zst")
         for chunk, parse in chunks:
-            if want_ahead:      # here, inside the try: every way out closes it
-                want_ahead = False
-                ahead = Ahead(staging)
-                writers.keep = ahead.keep
             if keep:
                 keep.write(chunk.data)
             res = parse.result()
@@ -791,9 +734,7 @@ def ingest_file(
         }
         pq.write_table(_record_table(record), staging / "run.parquet")
         if facts:
-            # the run's flow and packet facts, for the views (ahead: closed by it)
-            materialise_run(store, staging, run_id, kind, ahead)
-            ahead = None
+            materialise_run(store, staging, run_id, kind)      # the run's flow and packet facts, for the views
         result.run_id = run_id
         result.size_bytes = src.size_bytes
         sim_id = all_labels.get("sim_id")
@@ -837,11 +778,6 @@ def ingest_file(
         if keep:
             try:
                 keep.close()
-            except Exception:
-                pass
-        if ahead is not None:
-            try:
-                ahead.close()
             except Exception:
                 pass
         store.discard(staging)

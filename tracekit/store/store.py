@@ -165,8 +165,8 @@ class Store:
         is decided by the lock file alone (its flock, its owner, its lease: module docstring).
         `within`: a staging directory this process holds (a sweep's simulation's), made inside
         it instead, with no lock of its own: the holder's lock covers it, and a stale holder's
-        directory goes with everything in it. Each file created costs (on the ext4 of the
-        machines measured) ~0.5 ms of CPU, a few per run: a sweep's runs save the lock file."""
+        directory goes with everything in it. Each file created costs CPU on ext4, a few per
+        run: a sweep's runs save the lock file."""
         name = f"{os.getpid()}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:12]}"
         if within is not None:
             d = within / name
@@ -300,7 +300,7 @@ class Store:
 
     def _sim_labelled_runs(self) -> list[tuple[str, str, int, str]]:
         """(run_id, trace_kind, n_events, sim_id) of every run labelled with a sim_id: one
-        DuckDB scan of the run records (about 0.3 ms a run), or, if a damaged record spoils
+        DuckDB scan of the run records, or, if a damaged record spoils
         it, file by file, passing over the records that cannot be read."""
         ids = self.run_ids()
         if not ids:

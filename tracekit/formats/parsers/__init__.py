@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from tracekit.core.errors import TraceLineError
 
-from tracekit.formats.parsers._lazy import polars as pl  # imported on first use (the wired fast path needs none)
+from tracekit.core.startup import polars as pl  # imported on first use (tracekit.core.startup)
 
 
 Frame: TypeAlias = "pl.DataFrame | pa.Table"      # a parser's rows of one table
@@ -33,8 +33,7 @@ Frame: TypeAlias = "pl.DataFrame | pa.Table"      # a parser's rows of one table
 
 def arrow_strings(values: list[str], validity: pa.Buffer | None = None, null_count: int = 0) -> pa.Array:
     """A string array of `values` (the C fast paths' dictionaries, the run record's strings),
-    with an optional validity bitmap (not pa.array(values): that imports pandas, 0.2 s of
-    start-up)."""
+    with an optional validity bitmap (not pa.array(values): that imports pandas)."""
     encoded = [v.encode() for v in values]
     offsets = [0]
     for e in encoded:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tracekit.formats.parsers._lazy import polars as pl  # imported on first use (the wired fast path needs none)
+from tracekit.core.startup import polars as pl  # imported on first use (tracekit.core.startup)
 
 from tracekit.core.errors import TracekitError, clip_repr
 from tracekit.formats.parsers import ANNOTATIONS, ParsedChunk, Parser, TraceFormat, as_polars, is_int, register

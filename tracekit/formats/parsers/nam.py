@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tracekit.formats.parsers._lazy import polars as pl  # imported on first use (the wired fast path needs none)
+from tracekit.core.startup import polars as pl  # imported on first use (tracekit.core.startup)
 
 from tracekit.core.errors import clip_repr
 from tracekit.formats.parsers import ANNOTATIONS, ParsedChunk, Parser, TraceFormat, comment_lines, is_int, is_num, normalize_ws, register, text_lines_only

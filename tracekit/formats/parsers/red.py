@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from tracekit.formats.parsers._lazy import polars as pl  # imported on first use (the wired fast path needs none)
+from tracekit.core.startup import polars as pl  # imported on first use (tracekit.core.startup)
 
 from tracekit.core.errors import clip_repr
 from tracekit.formats.parsers import DICT_STR, ParsedChunk, Parser, TraceFormat, comment_lines, is_num, normalize_ws, read_fields, register

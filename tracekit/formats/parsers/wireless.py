@@ -26,7 +26,7 @@ import re
 
 import pyarrow as pa
 
-from tracekit.formats.parsers._lazy import polars as pl  # imported on first use (the wired fast path needs none)
+from tracekit.core.startup import polars as pl  # imported on first use (tracekit.core.startup)
 
 from tracekit.core.errors import clip_repr
 from tracekit.formats.parsers import ANNOTATION_EXPLAINED, arrow_strings, load_fast, ANNOTATIONS, DICT_STR, ParsedChunk, Parser, TraceFormat, annotation_rows, comment_lines, is_int, is_num, leading_comments, normalize_ws, register, text_lines_only
@@ -235,7 +235,7 @@ class WirelessParser(Parser):
     @functools.cached_property
     def _schemas(self) -> dict[str, dict]:
         """The tables' polars schemas, made on first use: the polars parser's (a trace the C
-        fast path reads whole never imports polars, 0.1-0.2 s of CPU)."""
+        fast path reads whole never imports polars)."""
         return {
             "wireless_events": _pl_schema(WIRELESS_EVENTS),
             "wireless_movements": _pl_schema(WIRELESS_MOVEMENTS),
