@@ -292,8 +292,9 @@ def runs(data: Optional[Path] = DataOpt, fmt: RowFormat = FormatOpt) -> None:
     from tracekit.apps.output import print_rows
 
     root = _store(data)
-    con = connect(root)
-    rel = run_query(con, "SELECT run_id, trace_kind, n_events, t_start, t_end, scenario, seed, labels, source FROM runs ORDER BY ingested_at, run_id")
+    query = "SELECT run_id, trace_kind, n_events, t_start, t_end, scenario, seed, labels, source FROM runs ORDER BY ingested_at, run_id"
+    con = connect(root, for_query=query)     # the run records alone: no run's per-packet files listed
+    rel = run_query(con, query)
     print_rows(rel.columns, rel.fetchall(), fmt.value, title=f"runs in {root}")
 
 
@@ -877,7 +878,8 @@ def reproduce(
             n_run += n_here
         from tracekit.db.query import connect
 
-        res = rp.evaluate(connect(root), name, quick=quick, papers=papers, data_dir=root)
+        # the run records pick the experiment's runs; evaluate reads their metrics on a connection over those alone
+        res = rp.evaluate(connect(root, for_query="SELECT * FROM runs"), name, quick=quick, papers=papers, data_dir=root)
         rp.save_result(root, res, datetime.datetime.now().isoformat(timespec="seconds"))
         results.append(res)
         if not all_ or fmt == "table":
