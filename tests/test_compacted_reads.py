@@ -237,3 +237,27 @@ def test_ingest_compact_and_query_at_once_lose_and_duplicate_nothing(tmp_path):
         con = connect(d)
         assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM runs").fetchone() == (n, n)
         assert con.execute("SELECT count(*), sum(rx_bytes) FROM flow_stats").fetchone() == (n, 210 * n)
+
+
+def test_a_generation_of_another_layout_is_never_read(pair, capfd):
+    """A compacted generation written by another version of tracekit compact (its manifest's
+    layout) is not read: one warning, the per-run files answer, and tracekit compact
+    upgrades the store in place."""
+    import json
+
+    import tracekit.db.query as q
+
+    a, b = pair
+    gen = current_generation(b)
+    assert gen is not None
+    m = json.loads((gen / "manifest.json").read_text())
+    m["layout"] = 0
+    (gen / "manifest.json").write_text(json.dumps(m))
+    q._warned_generation.clear()
+    vf = read_plan(Store(b), {"raw_runs", "raw_flow_facts"})
+    assert vf.compacted == {} and len(vf.files["runs"]) == len(FIRST)
+    assert "written by another version of tracekit compact" in capfd.readouterr().err
+    compact(Store(b))
+    assert set(read_plan(Store(b), {"raw_runs"}).compacted) >= {"runs"}
+    assert connect(b).execute("SELECT count(*) FROM flow_stats").fetchall() == connect(a).execute(
+        "SELECT count(*) FROM flow_stats").fetchall()
