@@ -656,8 +656,8 @@ def _flow_condition(con: duckdb.DuckDBPyConnection, where: Sequence[Filter], run
 def delay_quantiles(con: duckdb.DuckDBPyConnection, runs: list[RunRow], keys: Sequence[str], where: Sequence[Filter],
                     n_points: int = CDF_QUANTILES) -> dict[tuple, tuple[list[float], int, int]]:
     """Per combination of the labels `keys`: the quantiles (at 0, 1/n, ..., 1) of the one-way
-    delay in ms (packet_delays.delay_ms) of every delivered data packet of the selected flows, runs pooled; with the
-    number of packets and of runs. {(values...): (quantiles, n_packets, n_runs)}"""
+    delay in ms (packet_delays.delay_ms) of every delivered data packet of the selected flows,
+    runs pooled; with the number of packets and of runs. {(values...): (quantiles, n_packets, n_runs)}"""
     run_ids = [r.run_id for r in runs]
     flow_cond, _ = _flow_condition(con, where, run_ids)
     # a run label's value from the table below; `name` (the flow name) from all_flows
