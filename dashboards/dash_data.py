@@ -435,16 +435,16 @@ class DashStore:
     # -- distributions, drops, queues, TCP (the Distributions, Links and TCP pages) ------------
 
     def packet_delays(self, run_ids: tuple[str, ...], limit: int = 300_000) -> tuple[pd.DataFrame, int]:
-        """Every delivered data packet of these runs (the packets view: t_recv - t_sent) with
-        its flow's key and ptype, delay in ms; at most `limit` rows (a uniform sample of them
+        """Every delivered data packet of these runs (the packet_delays view) with its flow's
+        key and ptype, delay in ms (packet_delays.delay_ms); at most `limit` rows (a uniform sample of them
         beyond: reservoir, fixed seed); second value: how many there are in all."""
         def compute():
-            base = ("FROM packets WHERE t_recv IS NOT NULL AND list_contains(?, run_id)")
+            base = ("FROM packet_delays WHERE t_recv IS NOT NULL AND list_contains(?, run_id)")
             (n,) = self.con.execute(f"SELECT count(*) {base}", [list(run_ids)]).fetchone() or (0,)
             sample = f" USING SAMPLE reservoir({limit} ROWS) REPEATABLE (1)" if n > limit else ""
             df = _named(self.df(
                 "SELECT p.run_id, p.fid, p.src_node, p.src_port, p.dst_node, p.dst_port, p.ptype, "
-                "(p.t_recv - p.t_sent) * 1000 AS delay_ms, f.name "
+                "p.delay_ms, f.name "
                 f"FROM (SELECT * {base}{sample}) p LEFT JOIN flow_stats f ON f.run_id = p.run_id "
                 "AND f.fid IS NOT DISTINCT FROM p.fid AND f.src_node = p.src_node AND f.src_port = p.src_port "
                 "AND f.dst_node = p.dst_node AND f.dst_port = p.dst_port", [list(run_ids)]))

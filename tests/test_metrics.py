@@ -495,6 +495,11 @@ MACRO_CALLS = {   # a call of each scalar macro, and its expected value (by hand
                           "is_routing_packet('ARP', 255), is_routing_packet(NULL, NULL), is_routing_packet('cbr', NULL)]",
                           [True, True, True, False, False, False, False]),
     "t_975": ("round(t_975(3), 6)", 3.182446),
+    # the packet-trace kinds (tests/test_packet_delays.py checks the list against the formats')
+    "is_packet_trace": ("[is_packet_trace('wired'), is_packet_trace('wireless'), is_packet_trace('hier'), "
+                        "is_packet_trace('nam'), is_packet_trace('tcpvar'), is_packet_trace('queue_monitor'), "
+                        "is_packet_trace(NULL)]",
+                        [True, True, True, True, False, False, False]),
     # wired: the flow's header bytes whatever the ptype; wireless: 40 for tcp, else 0
     "packet_hdr_bytes": ("[packet_hdr_bytes('wired', 'tcp', 0), packet_hdr_bytes('wired', 'cbr', 40), "
                          "packet_hdr_bytes('wireless', 'tcp', NULL), packet_hdr_bytes('wireless', 'cbr', NULL)]",

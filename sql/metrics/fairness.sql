@@ -1,7 +1,7 @@
 -- fairness: per packet-trace run (wired, wireless, hier or nam), Jain's index (sum x)^2 / (n * sum x^2) over the throughput_kbps x
 -- (over the measurement window, so a starved flow counts as starved) of its TCP data flows (ptype 'tcp', throughput not NULL, zero-throughput flows included), with
 -- min, max and max - min; all four NULL when the run has fewer than two such flows.
--- uses: flow_stats, runs
+-- uses: flow_stats, runs, is_packet_trace
 CREATE OR REPLACE VIEW fairness AS
 WITH agg AS (
     SELECT run_id,
@@ -22,4 +22,4 @@ SELECT r.run_id,
        CASE WHEN a.n >= 2 THEN a.hi - a.lo END AS abs_diff_kbps
 FROM runs r
 LEFT JOIN agg a USING (run_id)
-WHERE r.trace_kind IN ('wired', 'wireless', 'hier', 'nam')
+WHERE is_packet_trace(r.trace_kind)

@@ -1,6 +1,6 @@
 -- flow_stats_in(mode, t0, t1, kind): the one definition of every per-flow metric, over all_flows
--- and packets (of the trace kind `kind`, 'wired' or 'wireless'; NULL: both), for three kinds
--- of window (a table macro; use it through flow_stats, flow_stats_window, onperiod_flow_stats
+-- and packet_delays (the packets with each one's delay; of the trace kind `kind`, 'wired' or
+-- 'wireless'; NULL: both), for three kinds of window (a table macro; use it through flow_stats, flow_stats_window, onperiod_flow_stats
 -- and wireless_flow_stats). mode 'run': the measurement window of
 -- docs/contract.md, [the flow's first send, the run's end (run_ends.t_run_end)], every packet and
 -- every delivery counted; 'window': [t0, t1) in every run; 'onperiod': [cbr_start, cbr_stop)
@@ -14,8 +14,9 @@
 --   overheard_pkts, packets.overheard summed); in_flight_pkts = sent_pkts - recv_pkts - those of them dropped and never
 --   delivered; pdr = recv / sent, drop_rate = dropped / sent (NULL when nothing was sent);
 --   tx_bytes: their sent sizes summed;
--- delay (first delivery - first send, of those delivered; mean, p50, p95, p99 with
---   percentile) and jitter_ms = mean |D_i - D_(i-1)| over them in arrival (trace line) order;
+-- delay (packet_delays.delay_s: first delivery - first send, of those delivered; mean, p50,
+--   p95, p99 with percentile, in ms) and jitter_ms = mean |D_i - D_(i-1)| over them in
+--   arrival (trace line) order;
 -- rx_bytes: bytes delivered (packets.rx_bytes) -- in a window, of deliveries in [t0, t1)
 --   (a packet's deliveries are placed at its first one);
 -- throughput_kbps = kbps(rx_bytes, window length); the length is run end - first send for
@@ -31,7 +32,7 @@
 --   not positive or unknown;
 -- t_first_send, t_last_recv: first send and last delivery counted (s); t_run_end: the end of
 --   the window (s); overheard_pkts: see dropped_pkts; src_port, dst_port, fulltcp, hdr_bytes from all_flows.
--- uses: all_flows, packets, flow_run_facts, run_ends, kbps, percentile, mean_abs_step
+-- uses: all_flows, packet_delays, flow_run_facts, run_ends, kbps, percentile, mean_abs_step
 CREATE OR REPLACE MACRO flow_stats_in(mode, t0, t1, kind) AS TABLE
 WITH win AS MATERIALIZED (  -- one window per run
     SELECT run_id, 'run' AS window_kind, true AS whole, CAST(NULL AS DOUBLE) AS w0, t_run_end AS w1
@@ -70,10 +71,10 @@ fl AS MATERIALIZED (  -- the flows of those runs, numbered for cheap joins; over
 ),
 pk AS (
     SELECT f.flow_no, f.run_jitter_known, p.first_of_seq, p.size, p.payload_bytes, p.t_sent, p.t_recv,
-           p.recv_line, p.rx_bytes, p.drops, p.overheard,
+           p.delay_s, p.recv_line, p.rx_bytes, p.drops, p.overheard,
            f.whole OR (p.t_sent >= f.w0 AND p.t_sent < f.w1) AS sent_in,
            p.t_recv IS NOT NULL AND (f.whole OR (p.t_recv >= f.w0 AND p.t_recv < f.w1)) AS recv_in
-    FROM packets p
+    FROM packet_delays p
     JOIN fl f
       ON p.run_id = f.run_id AND p.fid IS NOT DISTINCT FROM f.fid
      AND p.src_node = f.src_node AND p.src_port = f.src_port
@@ -89,8 +90,9 @@ agg AS (
            sum(overheard) FILTER (WHERE sent_in) AS overheard_pkts,
            count(*) FILTER (WHERE sent_in AND drops > 0 AND t_recv IS NULL) AS lost_pkts,
            sum(size) FILTER (WHERE sent_in AND t_sent IS NOT NULL) AS tx_bytes,
-           avg(t_recv - t_sent) FILTER (WHERE sent_in) * 1000 AS mean_delay_ms,
-           percentile(CASE WHEN sent_in THEN t_recv - t_sent END, [0.5, 0.95, 0.99]) AS q,
+           -- the delays (packet_delays.delay_s) aggregated in s, then scaled to ms
+           avg(delay_s) FILTER (WHERE sent_in) * 1000 AS mean_delay_ms,
+           percentile(CASE WHEN sent_in THEN delay_s END, [0.5, 0.95, 0.99]) AS q,
            count(*) FILTER (WHERE recv_in) AS n_rx,
            sum(rx_bytes) FILTER (WHERE recv_in) AS rx_bytes,
            min(t_sent) AS flow_first_send,
@@ -101,8 +103,8 @@ agg AS (
            -- the delays in arrival (trace line) order, for jitter where flow_run_facts has
            -- none (a window, a run with hierarchical addresses): an ordered list per flow
            -- (no window function, which would sort every packet together)
-           list(t_recv - t_sent ORDER BY recv_line)
-               FILTER (WHERE NOT run_jitter_known AND sent_in AND t_recv IS NOT NULL AND t_sent IS NOT NULL)
+           list(delay_s ORDER BY recv_line)
+               FILTER (WHERE NOT run_jitter_known AND sent_in AND delay_s IS NOT NULL)
                AS delays
     FROM pk
     GROUP BY flow_no

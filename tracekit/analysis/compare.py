@@ -31,7 +31,6 @@ from typing import Any, Sequence
 from tracekit.analysis.stats import Welch, summarise, welch
 from tracekit.db.catalogue import Metric, metric as catalogue_metric
 from tracekit.core.errors import TracekitError
-from tracekit.formats.parsers import PACKET_KINDS_SQL
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
@@ -311,7 +310,7 @@ def compare(con: duckdb.DuckDBPyConnection, scenario: str, factor: str, metrics:
     params = [list(run_ids)] if run_ids is not None else []
     sel_runs = ("SELECT * FROM (SELECT c.run_id, c.scenario, c.seed, c.config, r.labels, r.trace_kind "
                 "FROM run_configs c JOIN runs r USING (run_id)) c "
-                f"WHERE c.trace_kind IN ({PACKET_KINDS_SQL}) AND {' AND '.join(run_conds)}")
+                f"WHERE is_packet_trace(c.trace_kind) AND {' AND '.join(run_conds)}")
     (n_runs,) = con.execute(f"SELECT count(*) FROM ({sel_runs})", params).fetchone() or (0,)
     if n_runs == 0:
         (known,) = con.execute("SELECT count(*) FROM run_configs WHERE scenario = ?", [scenario]).fetchone() or (0,)
@@ -443,8 +442,6 @@ def experiment_comparison(con: duckdb.DuckDBPyConnection, name: str, seeds: list
     """The comparison an experiment declares (its `compare` table: factor, per, the paper's
     metrics, flow filters), over the packet-trace runs of exactly its simulations (by sim_id,
     so other runs of the same scenario in the store are left out). Returns compare.Comparison."""
-    from tracekit.formats.parsers import PACKET_KINDS_SQL
-
     from tracekit.core.errors import clip_repr
     from tracekit.experiments import EXPERIMENTS
     from tracekit.experiments.sweep import plan_experiment
@@ -454,7 +451,7 @@ def experiment_comparison(con: duckdb.DuckDBPyConnection, name: str, seeds: list
     if exp.compare is None:
         raise TracekitError(f"experiment {clip_repr(name)} declares no comparison")
     run_ids = [r for (r,) in con.execute(
-        f"SELECT run_id FROM runs WHERE trace_kind IN ({PACKET_KINDS_SQL}) "
+        "SELECT run_id FROM runs WHERE is_packet_trace(trace_kind) "
         "AND list_contains(?, labels['sim_id'])", [[s.sim_id for s in specs]]).fetchall()]
     if not run_ids:
         raise TracekitError(f"none of experiment {name}'s {len(specs)} simulations is in the store; "

@@ -966,11 +966,10 @@ def evaluate_row(table: Table, row: Row, values: list[Value], quick: bool, paper
 def experiment_run_ids(con: duckdb.DuckDBPyConnection, experiment: str, quick: bool) -> tuple[list[str], int]:
     """(run_ids of the experiment's simulations in the store, simulations planned)."""
     from tracekit.experiments.sweep import plan_experiment
-    from tracekit.formats.parsers import PACKET_KINDS_SQL
 
     specs = plan_experiment(experiment, quick=quick)
     run_ids = [r for (r,) in con.execute(
-        f"SELECT run_id FROM runs WHERE trace_kind IN ({PACKET_KINDS_SQL}) "
+        "SELECT run_id FROM runs WHERE is_packet_trace(trace_kind) "
         "AND list_contains(?, labels['sim_id'])", [[s.sim_id for s in specs]]).fetchall()]
     return run_ids, len(specs)
 

@@ -411,7 +411,6 @@ def metrics(
         raise TracekitError("--by prints verdicts in the table format only; use tracekit compare --format csv/json")
     from tracekit.db.query import connect
     from tracekit.apps.output import print_rows, print_tables
-    from tracekit.formats.parsers import PACKET_KINDS_SQL
 
     con = connect(_store(data))
     conds: list[str] = []
@@ -429,7 +428,7 @@ def metrics(
             params.append(k)
         params.append(v)
     cond = " AND ".join(conds) or "TRUE"
-    selected = f"SELECT run_id FROM runs r WHERE trace_kind IN ({PACKET_KINDS_SQL}) AND {cond}"
+    selected = f"SELECT run_id FROM runs r WHERE is_packet_trace(trace_kind) AND {cond}"
     (n,) = con.execute(f"SELECT count(*) FROM ({selected})", params).fetchone() or (0,)
     if n == 0:
         raise TracekitError("no packet-trace runs match" + (" the --run/--where filters" if conds else "; ingest a packet trace first"))

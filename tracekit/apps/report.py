@@ -43,7 +43,6 @@ from tracekit.db.catalogue import Metric, metric as catalogue_metric
 from tracekit.analysis.compare import ALPHA, Comparison, Filter, Group, Verdict, compare, filter_condition, fmt_value, natural_key
 from tracekit.analysis.stats import t_975
 from tracekit.core.errors import TracekitError
-from tracekit.formats.parsers import PACKET_KINDS_SQL
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:     # for annotations: DuckDB is imported where it is used, not when this module is
@@ -180,7 +179,7 @@ def ns_version(ns_binary: str = "ns") -> str:
 SELECT_RUNS = """
     SELECT * FROM (SELECT c.run_id, c.scenario, c.seed, c.config, r.labels, r.trace_kind, r.tracekit_version
                    FROM run_configs c JOIN runs r USING (run_id)) c
-    WHERE c.trace_kind IN ({kinds})""".format(kinds=PACKET_KINDS_SQL)
+    WHERE is_packet_trace(c.trace_kind)"""
 
 
 @dataclass
@@ -658,8 +657,8 @@ def _flow_condition(con: duckdb.DuckDBPyConnection, where: Sequence[Filter], run
 def delay_quantiles(con: duckdb.DuckDBPyConnection, runs: list[RunRow], keys: Sequence[str], where: Sequence[Filter],
                     n_points: int = CDF_QUANTILES) -> dict[tuple, tuple[list[float], int, int]]:
     """Per combination of the labels `keys`: the quantiles (at 0, 1/n, ..., 1) of the one-way
-    delay in ms of every delivered data packet of the selected flows, runs pooled; with the
-    number of packets and of runs. {(values...): (quantiles, n_packets, n_runs)}"""
+    delay in ms (packet_delays.delay_ms) of every delivered data packet of the selected flows,
+    runs pooled; with the number of packets and of runs. {(values...): (quantiles, n_packets, n_runs)}"""
     run_ids = [r.run_id for r in runs]
     flow_cond, _ = _flow_condition(con, where, run_ids)
     # a run label's value from the table below; `name` (the flow name) from all_flows
@@ -673,9 +672,9 @@ def delay_quantiles(con: duckdb.DuckDBPyConnection, runs: list[RunRow], keys: Se
     qs = [i / n_points for i in range(n_points + 1)]
     try:
         res = con.execute(f"""
-            SELECT {ks + ', ' if ks else ''}quantile_cont((p.t_recv - p.t_sent) * 1000.0, ?) AS q,
+            SELECT {ks + ', ' if ks else ''}quantile_cont(p.delay_ms, ?) AS q,
                    count(*) AS n_pkts, count(DISTINCT p.run_id) AS n_runs
-            FROM packets p
+            FROM packet_delays p
             JOIN all_flows f ON f.run_id = p.run_id AND f.fid IS NOT DISTINCT FROM p.fid AND f.src_node = p.src_node
                  AND f.src_port = p.src_port AND f.dst_node = p.dst_node AND f.dst_port = p.dst_port
             JOIN {tmp} s ON s.run_id = p.run_id

@@ -174,15 +174,19 @@ def sim_packet_runs(data_dir: str | os.PathLike) -> dict[str, list[tuple[str, st
         return {}                # a new store: no DuckDB nor pyarrow before the first ns-2 starts
     import duckdb
 
-    from tracekit.formats.parsers import PACKET_KINDS_SQL
+    from tracekit.formats.parsers import PACKET_KINDS
 
+    # the run records read as files, without the views (nor the is_packet_trace macro): the
+    # packet-trace kinds are told apart here by the Python side's list
     rows = duckdb.execute(
         "SELECT DISTINCT l.value, filename, trace_kind FROM (SELECT unnest(labels) AS l, trace_kind, filename "
         "FROM read_parquet(?, union_by_name=true, filename=true)) "
-        f"WHERE l.key = 'sim_id' AND trace_kind IN ({PACKET_KINDS_SQL}) ORDER BY ALL", [scan.files["runs"]]
+        "WHERE l.key = 'sim_id' ORDER BY ALL", [scan.files["runs"]]
     ).fetchall()
     out: dict[str, list[tuple[str, str]]] = {}
     for sim_id, filename, kind in rows:
+        if kind not in PACKET_KINDS:
+            continue
         run_dir = os.path.basename(os.path.dirname(filename))       # runs/run_id=<id>/run.parquet
         out.setdefault(sim_id, []).append((run_dir.removeprefix("run_id="), kind))
     return out

@@ -379,7 +379,8 @@ from tracekit.formats.parsers import wired, wireless, hier, tcpvar, queue, red, 
 # kind -> the table holding its rows; every stored table -> its schema; packet-trace kinds
 MAIN_TABLE: dict[str, str] = {k: f.main_table for k, f in FORMATS.items()}
 TABLES: dict[str, pa.Schema] = {name: schema for f in FORMATS.values() for name, schema in f.tables.items()}
+# PACKET_KINDS: the Python side's one packet-trace-run filter (`kind in PACKET_KINDS`), for code
+# without a connection; SQL uses the macro is_packet_trace (sql/macros), the same list
 PACKET_KINDS: tuple[str, ...] = tuple(k for k, f in FORMATS.items() if f.is_packet_trace)
-PACKET_KINDS_SQL = ", ".join(f"'{k}'" for k in PACKET_KINDS)    # for `trace_kind IN (...)`
 # the order detection asks the formats in (sorted is stable: registration order within a priority)
 DETECTION_ORDER: tuple[TraceFormat, ...] = tuple(sorted([*FORMATS.values(), *REFUSED], key=lambda f: f.priority))
