@@ -495,6 +495,8 @@ MACRO_CALLS = {   # a call of each scalar macro, and its expected value (by hand
                           "is_routing_packet('ARP', 255), is_routing_packet(NULL, NULL), is_routing_packet('cbr', NULL)]",
                           [True, True, True, False, False, False, False]),
     "t_975": ("round(t_975(3), 6)", 3.182446),
+    # t(0.975, 2) * 2 / sqrt(3) = 4.302652729749 * 2 / 1.732050807569; n < 2: NULL
+    "ci95_half_width": ("[round(ci95_half_width(3, 2.0), 6), ci95_half_width(1, 2.0)]", [4.968275, None]),
     # the packet-trace kinds (tests/test_packet_delays.py checks the list against the formats')
     "is_packet_trace": ("[is_packet_trace('wired'), is_packet_trace('wireless'), is_packet_trace('hier'), "
                         "is_packet_trace('nam'), is_packet_trace('tcpvar'), is_packet_trace('queue_monitor'), "

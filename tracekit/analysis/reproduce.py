@@ -963,14 +963,18 @@ def evaluate_row(table: Table, row: Row, values: list[Value], quick: bool, paper
     return RowResult(table, row, st, n_match, status, bound, "; ".join(notes) or None)
 
 
+# the runs of an experiment's simulations; a connection made for this query alone
+# (connect(for_query=RUN_CHOICE_SQL)) reads the run records and nothing else
+RUN_CHOICE_SQL = ("SELECT run_id FROM runs WHERE is_packet_trace(trace_kind) "
+                  "AND list_contains(?, labels['sim_id'])")
+
+
 def experiment_run_ids(con: duckdb.DuckDBPyConnection, experiment: str, quick: bool) -> tuple[list[str], int]:
     """(run_ids of the experiment's simulations in the store, simulations planned)."""
     from tracekit.experiments.sweep import plan_experiment
 
     specs = plan_experiment(experiment, quick=quick)
-    run_ids = [r for (r,) in con.execute(
-        "SELECT run_id FROM runs WHERE is_packet_trace(trace_kind) "
-        "AND list_contains(?, labels['sim_id'])", [[s.sim_id for s in specs]]).fetchall()]
+    run_ids = [r for (r,) in con.execute(RUN_CHOICE_SQL, [[s.sim_id for s in specs]]).fetchall()]
     return run_ids, len(specs)
 
 

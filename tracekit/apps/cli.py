@@ -878,7 +878,7 @@ def reproduce(
         from tracekit.db.query import connect
 
         # the run records pick the experiment's runs; evaluate reads their metrics on a connection over those alone
-        res = rp.evaluate(connect(root, for_query="SELECT * FROM runs"), name, quick=quick, papers=papers, data_dir=root)
+        res = rp.evaluate(connect(root, for_query=rp.RUN_CHOICE_SQL), name, quick=quick, papers=papers, data_dir=root)
         rp.save_result(root, res, datetime.datetime.now().isoformat(timespec="seconds"))
         results.append(res)
         if not all_ or fmt == "table":
