@@ -378,3 +378,24 @@ def test_run_parquet_overwritten_with_csv_is_skipped(store, _sweep_store, tracek
         assert p.returncode == 0, p.stderr
         _one_warning(p, bad, "run.parquet")
     assert _csv(tracekit_cli("runs", "-f", "csv", data=store).stdout) == [r for r in before if r["run_id"] != bad]
+
+
+def test_metrics_of_some_runs_never_touch_the_others(store, _sweep_store, tracekit_cli):
+    """tracekit metrics chooses its runs on the run records, then reads those runs alone: a
+    damaged part of a run it did not choose is never opened (no warning), and every run
+    chosen answers as before; without the filter, the damaged run is met and warned about."""
+    kinds = _runs(store)
+    variant = {r: pq.read_table(store / "runs" / f"run_id={r}" / "run.parquet").column("labels")[0].as_py()
+               for r in kinds if kinds[r] == "wired"}
+    variant = {r: {kv["key"]: kv["value"] for kv in v}["variant"] for r, v in variant.items()}
+    bad = next(r for r, v in variant.items() if v == "Sack1")
+    part = sorted((store / "runs" / f"run_id={bad}").glob("events-*.parquet"))[-1]
+    _truncate(part, part.stat().st_size - 100)
+    before = _csv(tracekit_cli("metrics", "-f", "csv", "--where", "variant=Reno", data=_sweep_store).stdout)
+    assert before and {r["run_id"] for r in before} <= {r for r, v in variant.items() if v == "Reno"}
+    p = tracekit_cli("metrics", "-f", "csv", "--where", "variant=Reno", data=store)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert _same_rows(_csv(p.stdout), before)
+    p = tracekit_cli("metrics", "-f", "csv", data=store)
+    assert p.returncode == 0, p.stderr
+    _one_warning(p, bad, part.name)

@@ -24,6 +24,7 @@ DuckDB (the macro ci95_half_width, as replication_stats), the wording from this 
 from __future__ import annotations
 
 import math
+import os
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -438,24 +439,41 @@ def _compare_groups(con: duckdb.DuckDBPyConnection, scenario: str, factor: str, 
     return out
 
 
-def experiment_comparison(con: duckdb.DuckDBPyConnection, name: str, seeds: list[int] | None = None, quick: bool = False):
-    """The comparison an experiment declares (its `compare` table: factor, per, the paper's
-    metrics, flow filters), over the packet-trace runs of exactly its simulations (by sim_id,
-    so other runs of the same scenario in the store are left out). Returns compare.Comparison."""
-    from tracekit.core.errors import clip_repr
-    from tracekit.experiments import EXPERIMENTS
+def experiment_run_ids(con: duckdb.DuckDBPyConnection, experiment: str, quick: bool,
+                       seeds: list[int] | None = None) -> tuple[list[str], int]:
+    """(run_ids of the packet-trace runs of the experiment's simulations in the store, by
+    sim_id; simulations planned). It reads the run records alone (db.query.connect_run_records
+    is enough)."""
     from tracekit.experiments.sweep import plan_experiment
 
-    specs = plan_experiment(name, seeds, quick)
-    exp = EXPERIMENTS[name]
-    if exp.compare is None:
-        raise TracekitError(f"experiment {clip_repr(name)} declares no comparison")
+    specs = plan_experiment(experiment, seeds, quick)
     run_ids = [r for (r,) in con.execute(
         "SELECT run_id FROM runs WHERE is_packet_trace(trace_kind) "
         "AND list_contains(?, labels['sim_id'])", [[s.sim_id for s in specs]]).fetchall()]
+    return run_ids, len(specs)
+
+
+def experiment_comparison(con: duckdb.DuckDBPyConnection, name: str, seeds: list[int] | None = None, quick: bool = False,
+                          data_dir: str | os.PathLike | None = None):
+    """The comparison an experiment declares (its `compare` table: factor, per, the paper's
+    metrics, flow filters), over the packet-trace runs of exactly its simulations (by sim_id,
+    so other runs of the same scenario in the store are left out). With data_dir (the store
+    of `con`), the metrics are computed on a connection of their own over only those runs.
+    Returns compare.Comparison."""
+    from tracekit.core.errors import clip_repr
+    from tracekit.experiments import EXPERIMENTS
+
+    run_ids, n_planned = experiment_run_ids(con, name, quick, seeds)     # an unknown name: its error
+    exp = EXPERIMENTS[name]
+    if exp.compare is None:
+        raise TracekitError(f"experiment {clip_repr(name)} declares no comparison")
     if not run_ids:
-        raise TracekitError(f"none of experiment {name}'s {len(specs)} simulations is in the store; "
+        raise TracekitError(f"none of experiment {name}'s {n_planned} simulations is in the store; "
                             f"run: tracekit sweep --experiment {name}")
+    if data_dir is not None:
+        from tracekit.db.query import connect
+
+        con = connect(data_dir, run_ids=run_ids)
     c = exp.compare
     return compare(con, exp.scenario, c.by, c.metrics, per=c.per,
                    where=[Filter.parse(w) for w in c.where], run_ids=run_ids)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from tracekit.db.catalogue import Metric, metric as catalogue_metric, metrics as catalogued
-from tracekit.analysis.compare import ALPHA, Filter, fmt_p, fmt_value
+from tracekit.analysis.compare import ALPHA, Filter, experiment_run_ids, fmt_p, fmt_value
 from tracekit.analysis.stats import Summary, relative_gain, slope_test, summarise, welch
 from tracekit.core.errors import TracekitError
 from tracekit.experiments import EXPERIMENTS, SCENARIOS, format_value, resolve_params
@@ -961,21 +961,6 @@ def evaluate_row(table: Table, row: Row, values: list[Value], quick: bool, paper
     if row.note:
         notes.append(row.note)
     return RowResult(table, row, st, n_match, status, bound, "; ".join(notes) or None)
-
-
-# the runs of an experiment's simulations; a connection made for this query alone
-# (connect(for_query=RUN_CHOICE_SQL)) reads the run records and nothing else
-RUN_CHOICE_SQL = ("SELECT run_id FROM runs WHERE is_packet_trace(trace_kind) "
-                  "AND list_contains(?, labels['sim_id'])")
-
-
-def experiment_run_ids(con: duckdb.DuckDBPyConnection, experiment: str, quick: bool) -> tuple[list[str], int]:
-    """(run_ids of the experiment's simulations in the store, simulations planned)."""
-    from tracekit.experiments.sweep import plan_experiment
-
-    specs = plan_experiment(experiment, quick=quick)
-    run_ids = [r for (r,) in con.execute(RUN_CHOICE_SQL, [[s.sim_id for s in specs]]).fetchall()]
-    return run_ids, len(specs)
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, experiment: str, quick: bool = False, papers: dict[str, Paper] | None = None,

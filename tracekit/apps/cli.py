@@ -409,10 +409,10 @@ def metrics(
     """
     if by and fmt != "table":
         raise TracekitError("--by prints verdicts in the table format only; use tracekit compare --format csv/json")
-    from tracekit.db.query import connect
+    from tracekit.db.query import connect, connect_run_records
     from tracekit.apps.output import print_rows, print_tables
 
-    con = connect(_store(data))
+    root = _store(data)
     conds: list[str] = []
     params: list[str] = []
     for rid in run_id:
@@ -429,9 +429,13 @@ def metrics(
         params.append(v)
     cond = " AND ".join(conds) or "TRUE"
     selected = f"SELECT run_id FROM runs r WHERE is_packet_trace(trace_kind) AND {cond}"
-    (n,) = con.execute(f"SELECT count(*) FROM ({selected})", params).fetchone() or (0,)
+    chooser = connect_run_records(root)
+    ids = [r for (r,) in chooser.execute(selected, params).fetchall()]
+    chooser.close()
+    n = len(ids)
     if n == 0:
         raise TracekitError("no packet-trace runs match" + (" the --run/--where filters" if conds else "; ingest a packet trace first"))
+    con = connect(root, run_ids=ids)        # the metrics of these runs only: their cost, not the store's
     fs = con.execute(f"SELECT * FROM flow_stats WHERE run_id IN ({selected}) ORDER BY run_id, fid, src_node, dst_node", params)
     cols = [d[0] for d in fs.description]
     rows = fs.fetchall()
@@ -503,19 +507,24 @@ def compare(
     Example: tracekit compare --experiment cbr-exp1
     """
     from tracekit.analysis.compare import Filter, compare as run_compare
-    from tracekit.db.query import connect
+    from tracekit.db.query import connect, connect_run_records
 
     if experiment:
         if scenario or by or metric or per or where:
             raise TracekitError("--experiment takes no scenario, --by, --metric, --per or --where (the experiment declares them)")
         from tracekit.analysis.compare import experiment_comparison
 
-        _print_comparison(experiment_comparison(connect(_store(data)), experiment), fmt.value)
+        root = _store(data)
+        _print_comparison(experiment_comparison(connect_run_records(root), experiment, data_dir=root), fmt.value)
         return
     if not scenario or not by:
         raise TracekitError("name a scenario and --by LABEL, or an --experiment")
     filters = [Filter.parse(w) for w in where]
-    con = connect(_store(data))
+    root = _store(data)
+    chooser = connect_run_records(root)       # the scenario's runs; the metrics over them alone
+    ids = [r for (r,) in chooser.execute("SELECT run_id FROM run_configs WHERE scenario = ?", [scenario]).fetchall()]
+    chooser.close()
+    con = connect(root, run_ids=ids)
     _print_comparison(run_compare(con, scenario, by, metric or ["throughput_kbps"], per=per, where=filters), fmt.value)
 
 
@@ -713,12 +722,13 @@ def sweep(
     if experiment and not dry_run:
         from tracekit.experiments import EXPERIMENTS
         from tracekit.analysis.compare import experiment_comparison
-        from tracekit.db.query import connect
+        from tracekit.db.query import connect_run_records
 
         if EXPERIMENTS[experiment].compare is not None:
             print(f"\nwhat experiment {experiment} compares (tracekit compare --experiment {experiment}):")
-            _print_comparison(experiment_comparison(connect(_data(data)), experiment,
-                                                    parse_seeds(seeds) if seeds else None, quick=quick), "table")
+            _print_comparison(experiment_comparison(connect_run_records(_data(data)), experiment,
+                                                    parse_seeds(seeds) if seeds else None, quick=quick,
+                                                    data_dir=_data(data)), "table")
 
 
 def _run_with_progress(specs, data_dir: Path, jobs: Optional[int], keep_traces: bool, ns: str, what: str,
@@ -875,10 +885,10 @@ def reproduce(
             failed_here, n_here = _run_with_progress(specs, root, jobs, keep_traces, ns, f"reproduce {name}", out=sys.stderr)
             failed += failed_here
             n_run += n_here
-        from tracekit.db.query import connect
+        from tracekit.db.query import connect_run_records
 
         # the run records pick the experiment's runs; evaluate reads their metrics on a connection over those alone
-        res = rp.evaluate(connect(root, for_query=rp.RUN_CHOICE_SQL), name, quick=quick, papers=papers, data_dir=root)
+        res = rp.evaluate(connect_run_records(root), name, quick=quick, papers=papers, data_dir=root)
         rp.save_result(root, res, datetime.datetime.now().isoformat(timespec="seconds"))
         results.append(res)
         if not all_ or fmt == "table":

@@ -292,17 +292,17 @@ def build_report(data_dir: str | os.PathLike, where: Sequence[Filter] = (), expe
                  progress: Progress | None = None, ns_binary: str = "ns") -> Report:
     """The report on the selection (see the module docstring). quick: with an experiment, its
     quick version (True), the full one (False), or whichever has more runs in the store (None)."""
-    from tracekit.db.query import connect
+    from tracekit.db.query import connect, connect_run_records
 
     say = progress or (lambda msg: None)
     where = list(where)
-    con = connect(data_dir)
+    con = connect_run_records(data_dir)      # the choice of runs; their metrics on a connection over them
     run_ids: list[str] | None = None
     sel_text = " and ".join(str(f) for f in where) or "every run with a seed"
     reproduce_quick = False
     if experiment is not None:
         from tracekit.experiments import EXPERIMENTS
-        from tracekit.analysis.reproduce import experiment_run_ids
+        from tracekit.analysis.compare import experiment_run_ids
 
         if experiment not in EXPERIMENTS:
             raise TracekitError(f"unknown experiment {experiment!r}; available: {', '.join(EXPERIMENTS)}")
@@ -415,14 +415,14 @@ def _section(con: duckdb.DuckDBPyConnection, scenario: str, runs: list[RunRow], 
 
 
 def _reproduce(data_dir, experiment: str, quick: bool, say: Progress):
-    from tracekit.db.query import connect
+    from tracekit.db.query import connect_run_records
     from tracekit.analysis.reproduce import evaluate, load_papers, papers_of
 
     papers = load_papers()
     if not papers_of(experiment, papers):
         return None
     say(f"setting experiment {experiment} beside its paper(s) (tracekit reproduce, on the store's runs)")
-    con = connect(data_dir)
+    con = connect_run_records(data_dir)
     try:
         return evaluate(con, experiment, quick=quick, papers=papers, data_dir=data_dir)
     finally:

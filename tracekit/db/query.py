@@ -379,6 +379,18 @@ def connect(data_dir: str | os.PathLike, read_only_sql: bool = True,
     return con
 
 
+# the names a query that chooses runs by their records can use (for_query reads the words):
+# a connection over these alone lists no run's per-packet files
+_RUN_RECORD_NAMES = "runs run_configs is_packet_trace"
+
+
+def connect_run_records(data_dir: str | os.PathLike) -> duckdb.DuckDBPyConnection:
+    """A connection with only the views over the run records (runs, run_configs) and the
+    macros they use: for choosing runs before connect(run_ids=...) over the chosen ones, so
+    that a command costs what its runs cost, not what the store holds."""
+    return connect(data_dir, for_query=_RUN_RECORD_NAMES)
+
+
 _ALLOWED = {"SELECT", "EXPLAIN"}
 _ANALYZE = {"ANALYZE", "ANALYSE"}
 

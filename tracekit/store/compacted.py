@@ -124,11 +124,12 @@ def plan(root: Path, runs_dir: Path, per_run_tables: set[str] | None = None,
     gen, out.problem = generation_problem(root)
     covered = set(gen.run_ids) if gen is not None else set()
     compacted_live: list[tuple[str, str]] = []
+    checked = None if per_run_tables is None else (lambda n: table_of(n) in per_run_tables)
     for run_id, path in present:
         if run_id in covered:
             compacted_live.append((run_id, path))
             continue
-        damage, entries = check_run(path, run_id)
+        damage, entries = check_run(path, run_id, checked=checked)
         if damage is not None:
             out.damaged.append(damage)
             continue

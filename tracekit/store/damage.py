@@ -4,21 +4,27 @@ A run is `runs/run_id=<id>/` holding `run.parquet` (its record) and its table pa
 `<table>-NNNNN.parquet`. It is damaged when run.parquet is missing, or any of its Parquet
 files is not a whole Parquet file. Two depths of checking:
 
-- `tail_problem` (cheap, every connection): a Parquet file ends with its footer, then the
-  footer's length (4 bytes, little-endian), then the magic `PAR1`. A file cut short or
-  overwritten loses that ending, so: size >= 12 (`PAR1` + length + `PAR1`), the last 4 bytes
-  are `PAR1`, and the footer length fits in the file. One stat and one 8-byte read per file.
+- `tail_problem` (cheap, every connection, on the files it reads): a Parquet file ends with
+  its footer, then the footer's length (4 bytes, little-endian), then the magic `PAR1`. A
+  file cut short or overwritten loses that ending, so: size >= 12 (`PAR1` + length + `PAR1`),
+  the last 4 bytes are `PAR1`, and the footer length fits in the file. One stat and one
+  8-byte read per file.
 - `footer_problem` (`tracekit verify`): also parses the whole footer (thrift metadata: row
   groups, schema), which finds a footer overwritten in place; with `deep`, reads every page.
 
-A damaged run is left out whole (its record and every part), so the views, `Store.run_ids`
-and "already in the store" all agree on which runs there are.
+A damaged run is left out whole (its record and every part) by the connection that meets the
+damage. A run whose run.parquet is damaged is left out everywhere, so the views,
+`Store.run_ids` and "already in the store" agree on which runs there are; a damaged part of
+another table is met only by the connections that read that table (a connection over the
+run records alone, which chooses the runs of `tracekit metrics`, lists the run; the
+connection over the chosen runs then warns and leaves it out).
 """
 from __future__ import annotations
 
 import errno
 import os
 from dataclasses import dataclass, field
+from typing import Callable
 
 from tracekit.core.errors import TracekitError, shown
 
@@ -96,9 +102,11 @@ def _run_entries(run_path: str) -> list[os.DirEntry]:
         return [e for e in entries if e.name.endswith(".parquet") and (e.name == RUN_FILE or "-" in e.name)]
 
 
-def check_run(run_path: str, run_id: str, deep: bool | None = None) -> tuple[Damage | None, list[os.DirEntry]]:
+def check_run(run_path: str, run_id: str, deep: bool | None = None,
+              checked: Callable[[str], bool] | None = None) -> tuple[Damage | None, list[os.DirEntry]]:
     """The damage of one run directory (None if whole) and its Parquet entries. deep=None:
-    the cheap tail check; False: a full footer read; True: every page read too."""
+    the cheap tail check; False: a full footer read; True: every page read too. checked:
+    which files besides run.parquet to check, by name (None: all; a reader checks what it reads)."""
     try:
         entries = _run_entries(run_path)
     except OSError as err:
@@ -106,6 +114,8 @@ def check_run(run_path: str, run_id: str, deep: bool | None = None) -> tuple[Dam
     if not any(e.name == RUN_FILE for e in entries):
         return Damage(run_id, RUN_FILE, "missing"), entries
     for e in sorted(entries, key=lambda e: (e.name != RUN_FILE, e.name)):
+        if checked is not None and e.name != RUN_FILE and not checked(e.name):
+            continue
         if deep is None:
             problem = tail_problem(e.path)
         else:
