@@ -16,8 +16,9 @@ output says. Built stores are cached under --work and reused.
 
 Measured as whole processes (benchproc.timed: wall, CPU, peak RSS), median of --reps, the
 cases of one repetition run one after the other: `sql "SELECT 1"` (the floor), `sql` count
-and sum over flow_stats, `runs`, run_metrics of the experiment's runs, `reproduce reno-vegas
---quick --no-run`, one run's events count and throughput_series; and one `tracekit ingest`
+and sum over flow_stats, `runs`, run_metrics of the experiment's runs (by a WHERE in the query,
+and by `--where`), `reproduce reno-vegas --quick --no-run`, `reproduce --all --quick --no-run`,
+one run's events count (both ways) and throughput_series; and one `tracekit ingest`
 of 300 small traces into a fresh store against one gawk pass over the same files. Each query
 again after `tracekit compact` on a copy of the store when that command exists.
 """
@@ -45,7 +46,8 @@ GAWK = '$1=="r" && $5=="tcp" {b+=$6} END {print b+0}'
 
 # (name, goal in s of wall, whether it is over per-run facts: its 20,000/200 ratio is judged)
 GOALS = {"select1": (None, False), "sql_count": (1.0, True), "runs": (0.5, True),
-         "run_metrics": (2.0, True), "reproduce": (5.0, True), "events_one_run": (None, True),
+         "run_metrics": (2.0, True), "run_metrics_where": (2.0, True), "reproduce": (5.0, True),
+         "reproduce_all": (60.0, True), "events_one_run": (None, True), "events_one_run_where": (None, True),
          "throughput_one_run": (None, True)}
 RATIO_GOAL = 1.5
 INGEST_GOAL_MS = 10.0
@@ -173,8 +175,12 @@ def cases(store: Path, one_run: str) -> dict[str, list]:
         "sql_count": tk("sql", "SELECT count(*), sum(rx_bytes) FROM flow_stats", *d),
         "runs": tk("runs", *d),
         "run_metrics": tk("sql", f"SELECT * FROM run_metrics WHERE scenario = '{SCENARIO}'", *d),
+        # the same rows, the views defined over the chosen runs only (tracekit sql --where)
+        "run_metrics_where": tk("sql", "SELECT * FROM run_metrics", "--where", f"scenario={SCENARIO}", *d),
         "reproduce": tk("reproduce", EXPERIMENT, "--quick", "--no-run", *d),
+        "reproduce_all": tk("reproduce", "--all", "--quick", "--no-run", *d),
         "events_one_run": tk("sql", f"SELECT count(*) FROM events WHERE run_id = '{one_run}'", *d),
+        "events_one_run_where": tk("sql", "SELECT count(*) FROM events", "--where", f"run_id={one_run}", *d),
         "throughput_one_run": tk("sql", f"SELECT count(*), sum(kbps) FROM throughput_series(0.1) WHERE run_id = '{one_run}'", *d),
     }
 

@@ -399,3 +399,34 @@ def test_metrics_of_some_runs_never_touch_the_others(store, _sweep_store, tracek
     p = tracekit_cli("metrics", "-f", "csv", data=store)
     assert p.returncode == 0, p.stderr
     _one_warning(p, bad, part.name)
+
+
+def test_sql_where_defines_the_views_over_the_chosen_runs_only(store, _sweep_store, tracekit_cli):
+    """tracekit sql --where: the same rows as the query over the whole store restricted to
+    those runs, and a damaged run not chosen is never opened."""
+    labels = {r: {kv["key"]: kv["value"] for kv in pq.read_table(store / "runs" / f"run_id={r}" / "run.parquet")
+                  .column("labels")[0].as_py()} for r in _runs(store)}
+    reno = sorted(r for r, lab in labels.items() if lab["variant"] == "Reno")
+    bad = next(r for r in _wired(store) if labels[r]["variant"] == "Sack1")
+    part = sorted((store / "runs" / f"run_id={bad}").glob("events-*.parquet"))[-1]
+    _truncate(part, part.stat().st_size - 100)
+
+    q = "SELECT run_id, count(*) AS n FROM events GROUP BY run_id ORDER BY run_id"
+    p = tracekit_cli("sql", q, "--where", "variant=Reno", "-f", "csv", data=store)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    by_hand = {r: sum(pq.ParquetFile(e).metadata.num_rows for e in (store / "runs" / f"run_id={r}").glob("events-*.parquet"))
+               for r in reno}
+    assert _csv(p.stdout) == [{"run_id": r, "n": str(n)} for r, n in sorted(by_hand.items()) if n]
+
+    q = "SELECT * FROM run_metrics ORDER BY ALL"
+    whole = tracekit_cli("sql", q.replace("ORDER BY", f"WHERE run_id IN ({', '.join(repr(r) for r in reno)}) ORDER BY"),
+                         "-f", "csv", data=_sweep_store)
+    p = tracekit_cli("sql", q, "-w", "variant=Reno", "-f", "csv", data=store)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert _csv(p.stdout) and _same_rows(_csv(p.stdout), _csv(whole.stdout))
+
+    p = tracekit_cli("sql", "SELECT count(DISTINCT run_id) AS n FROM events", "-w", "variant!=Reno", "-f", "csv", data=store)
+    assert p.returncode == 0
+    _one_warning(p, bad, part.name)
+    p = tracekit_cli("sql", "SELECT 1", "-w", "variant=Cubic", data=store)
+    assert p.returncode == 1 and p.stderr.startswith("tracekit: error: no run matches the --where filters")

@@ -240,8 +240,8 @@ def _run_expr(key: str) -> str:
     """The SQL value of a run key or label, as text, over `c` (run_configs with the labels)."""
     if key == "seed":
         return "CAST(c.seed AS VARCHAR)"
-    if key in ("run_id", "config"):
-        return f"c.{key}"
+    if key in ("run_id", "config", "trace_kind"):
+        return f"CAST(c.{key} AS VARCHAR)"
     return f"map_extract_value(c.labels, {_lit(key)})"
 
 
@@ -257,6 +257,21 @@ def filter_condition(flt: Filter) -> str:
     ors = " OR ".join(f"{x} = {_lit(v)} OR TRY_CAST({x} AS DOUBLE) = TRY_CAST({_lit(v)} AS DOUBLE)"
                       for v in flt.values)
     return f"(coalesce({ors}, false) = false)" if flt.negate else f"coalesce({ors}, false)"
+
+
+# every run's record as filter_condition's `c` (runs without a seed included: config NULL)
+_RUN_RECORDS = ("SELECT r.run_id, r.seed, r.labels, r.trace_kind, rc.config "
+                "FROM runs r LEFT JOIN run_configs rc USING (run_id)")
+
+
+def run_choice_sql(where: Sequence[Filter]) -> str:
+    """SELECT run_id of every run that passes all the run filters of `where`: a query over the
+    run records alone (db.query.connect_run_records is enough). Flow filters are refused."""
+    flow = [f for f in where if f.is_flow]
+    if flow:
+        raise TracekitError(f"--where {flow[0]} filters flows; here --where chooses runs "
+                            "(a label, seed, run_id, config or trace_kind)")
+    return f"SELECT run_id FROM ({_RUN_RECORDS}) c WHERE " + (" AND ".join(map(filter_condition, where)) or "TRUE")
 
 
 @dataclass

@@ -289,12 +289,17 @@ def runs(data: Optional[Path] = DataOpt, fmt: RowFormat = FormatOpt) -> None:
     Example: tracekit runs --format csv
     """
     from tracekit.db.query import connect, run_query
-    from tracekit.apps.output import print_rows
+    from tracekit.apps.output import TABLE_MAX_ROWS, RowsHead, print_rows
 
     root = _store(data)
     query = "SELECT run_id, trace_kind, n_events, t_start, t_end, scenario, seed, labels, source FROM runs ORDER BY ingested_at, run_id"
     con = connect(root, for_query=query)     # the run records alone: no run's per-packet files listed
     rel = run_query(con, query)
+    if fmt == "table":      # the rows the table shows, and a count: the labels' maps cost ~70 µs a row to fetch
+        ((total,),) = con.execute("SELECT count(*) FROM runs").fetchall()
+        rows = RowsHead(rel.limit(TABLE_MAX_ROWS).fetchall(), total)
+        print_rows(rel.columns, rows, fmt.value, title=f"runs in {root}")
+        return
     print_rows(rel.columns, rel.fetchall(), fmt.value, title=f"runs in {root}")
 
 
@@ -307,15 +312,20 @@ def sql(
     timeout_s: Optional[float] = typer.Option(None, "--timeout", help="Stop the query, and the writing of its rows, after this many seconds; 0 = no limit [default: $TRACEKIT_SQL_TIMEOUT or 60].", metavar="S"),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="Memory limit for the query and the writing of its rows, e.g. 2GiB [default: $TRACEKIT_SQL_MEMORY_LIMIT or half the RAM].", metavar="SIZE"),
     threads: Optional[int] = typer.Option(None, "--threads", callback=at_least_one("threads"), help="DuckDB worker threads, at most the machine's cores (a larger number is lowered to that) [default: $TRACEKIT_SQL_THREADS or every core].", metavar="N"),
+    where: List[str] = typer.Option([], "--where", "-w", help="Define every view over only the runs with LABEL=VALUE (or seed=, run_id=, config=, trace_kind=); KEY!=VALUE excludes; VALUE may be a,b,c; repeatable, all must hold. The query then costs what those runs cost, however big the store.", metavar="K=V"),
 ) -> None:
     """Run a read-only SQL query with every tracekit view defined (runs, events, tcp_vars,
-    queue_samples, annotations, red_vars, flow_labels and the metric views).
+    queue_samples, annotations, red_vars, flow_labels and the metric views); with --where,
+    over only the runs it chooses (a WHERE in the query gives the same rows, but a view
+    computed from every run's packets reads them all first).
 
     The query runs on its own connection that cannot write (one SELECT / WITH / EXPLAIN
     statement; no EXPLAIN ANALYZE), with a time, memory, thread and spill limit, which
     cover the writing of its rows too; past a limit it stops with one line naming it.
 
     Example: tracekit sql --timeout 10 "SELECT event, count(*) FROM events GROUP BY event"
+
+    Example: tracekit sql "SELECT * FROM run_metrics" --where scenario=reno-vs-vegas --where queue=RED
     """
     from tracekit.db.query import ENV_MEMORY, ENV_TEMP, ENV_TIMEOUT, QueryRun, default_limits, default_timeout_s
     from tracekit.apps.output import print_rows, table_head, write_rows
@@ -335,8 +345,19 @@ def sql(
     else:
         def fetch(rows):
             write_rows(rows.columns, rows.batches(), fmt.value, sys.stdout)
-    run = QueryRun(_store(data), query, fetch, timeout_s=timeout_s, limits=limits, hints=hints,
-                   only_needed_views=True, stream=True)
+    root = _store(data)
+    run_ids = None
+    if where:
+        from tracekit.analysis.compare import Filter, run_choice_sql
+        from tracekit.db.query import connect_run_records
+
+        chooser = connect_run_records(root)
+        run_ids = [r for (r,) in chooser.execute(run_choice_sql([Filter.parse(w) for w in where])).fetchall()]
+        chooser.close()
+        if not run_ids:
+            raise TracekitError("no run matches the --where filters; tracekit runs lists the runs and their labels")
+    run = QueryRun(root, query, fetch, timeout_s=timeout_s, limits=limits, hints=hints,
+                   only_needed_views=True, stream=True, run_ids=run_ids)
     # in a thread, so that Ctrl-C and SIGTERM (which DuckDB does not see while it runs a
     # query) cancel it, and a limit holds where DuckDB does not look (QueryRun.supervise)
     run.start()

@@ -18,7 +18,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import duckdb
 
@@ -567,8 +567,9 @@ class QueryRun:
 
     def __init__(self, data_dir: str | os.PathLike, query: str, fetch, timeout_s: float = DEFAULT_TIMEOUT_S,
                  limits: Limits | None = None, setup=None, hints: dict[str, str] | None = None,
-                 only_needed_views: bool = False, stream: bool = False):
+                 only_needed_views: bool = False, stream: bool = False, run_ids: Sequence[str] | None = None):
         self.data_dir, self.query, self.fetch, self.setup = data_dir, query, fetch, setup
+        self.run_ids = run_ids
         self.only_needed_views, self.stream = only_needed_views, stream
         self.timeout_s = timeout_s
         self.limits = limits or default_limits()
@@ -606,7 +607,7 @@ class QueryRun:
         try:
             # the store's own files failing to open are not the query's error: they go up
             # as they are (the CLI's boundary names them: DuckDB, OSError, ...)
-            con = connect(self.data_dir, limits=self.limits,
+            con = connect(self.data_dir, limits=self.limits, run_ids=self.run_ids,
                           for_query=self.query if self.only_needed_views else None)
         except BaseException:
             if timer is not None:
