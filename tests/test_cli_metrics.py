@@ -73,6 +73,17 @@ def test_run_prefix_and_csv(store):
     assert (float(row["pdr"]), float(row["drop_rate"])) == (0.5, 0.5)
 
 
+def test_where_takes_compares_filter_language(store):
+    """--where KEY!=VALUE and KEY=a,b (tracekit compare's filters) choose the runs by hand."""
+    names = lambda *w: sorted(r["name"] for r in json.loads(tk(store, "metrics", *w, "--format", "json").stdout)["flow_stats"])  # noqa: E731
+    assert names("--where", "variant!=A") == ["flowB"]
+    assert names("--where", "variant=A,B") == ["flowA", "flowB"]
+    assert names("--where", "variant=A,B", "--where", "variant!=B") == ["flowA"]
+    assert names("--where", "trace_kind=wired", "--where", "variant=B") == ["flowB"]
+    p = tk(store, "metrics", "--where", "name=flowA", check=False)
+    assert p.returncode == 1 and p.stderr.startswith("tracekit: error: --where name=flowA filters flows")
+
+
 def test_no_match_is_one_line(store):
     p = tk(store, "metrics", "--where", "variant=C", check=False)
     assert p.returncode == 1

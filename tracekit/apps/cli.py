@@ -415,7 +415,7 @@ FLOW_OVERHEARD_COLUMN = "overheard_pkts"
 @handles_errors
 def metrics(
     run_id: List[str] = typer.Option([], "--run", "-r", help="Only this run (repeatable; a unique prefix is enough).", metavar="ID"),
-    where: List[str] = typer.Option([], "--where", "-w", help="Only runs whose label (or scenario, seed, trace_kind) KEY equals VALUE; repeatable, all must hold.", metavar="K=V"),
+    where: List[str] = typer.Option([], "--where", "-w", help="Only runs with LABEL=VALUE (or scenario=, seed=, run_id=, config=, trace_kind=); KEY!=VALUE excludes; VALUE may be a,b,c; numbers match numerically; repeatable, all must hold.", metavar="K=V"),
     fmt: RowFormat = FormatOpt,
     all_columns: bool = typer.Option(False, "--all-columns", help="Every flow_stats column in the table format (csv and json always have all)."),
     by: Optional[str] = typer.Option(None, "--by", help="Also compare the selected runs grouped by this label (as tracekit compare does): verdicts on throughput, delay and Jain's index (table format).", metavar="LABEL"),
@@ -433,23 +433,14 @@ def metrics(
     from tracekit.db.query import connect, connect_run_records
     from tracekit.apps.output import print_rows, print_tables
 
+    from tracekit.analysis.compare import Filter, run_choice_sql
+
     root = _store(data)
-    conds: list[str] = []
-    params: list[str] = []
-    for rid in run_id:
-        conds.append("r.run_id LIKE ? || '%'")
-        params.append(rid)
-    for k, v in _pairs(where, "--where").items():
-        if k in ("scenario", "trace_kind", "run_id"):
-            conds.append(f"CAST(r.{k} AS VARCHAR) = ?")
-        elif k == "seed":
-            conds.append("CAST(r.seed AS VARCHAR) = ?")
-        else:
-            conds.append("map_extract_value(r.labels, ?) = ?")     # the key is bound, never quoted in
-            params.append(k)
-        params.append(v)
-    cond = " AND ".join(conds) or "TRUE"
-    selected = f"SELECT run_id FROM runs r WHERE is_packet_trace(trace_kind) AND {cond}"
+    filters = [Filter.parse(w) for w in where]
+    conds = [f"run_id IN ({run_choice_sql(filters)})"] if filters else []
+    conds += ["r.run_id LIKE ? || '%'"] * len(run_id)
+    params: list[str] = list(run_id)
+    selected = "SELECT run_id FROM runs r WHERE is_packet_trace(trace_kind)" + "".join(f" AND {c}" for c in conds)
     chooser = connect_run_records(root)
     ids = [r for (r,) in chooser.execute(selected, params).fetchall()]
     chooser.close()
