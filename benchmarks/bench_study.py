@@ -282,6 +282,17 @@ def section(res: dict) -> str:
     return "\n".join(L)
 
 
+def write_kept(results: Path, text: str, start: str = START, end: str = END) -> None:
+    """Put `text` (which begins with `start` and ends with `end`) in place of the section
+    between those markers in `results`, or at its end when it has none."""
+    old = results.read_text() if results.exists() else ""
+    if start in old and end in old:
+        old = old[:old.index(start)] + text + old[old.index(end) + len(end):]
+    else:
+        old = old.rstrip("\n") + "\n\n" + text + "\n"
+    results.write_text(old)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="200,2000,20000", help="store sizes in runs, comma-separated")
@@ -329,12 +340,7 @@ def main() -> None:
     text = section(res)
     print(text)
     if a.results is not None:
-        old = a.results.read_text() if a.results.exists() else ""
-        if START in old and END in old:
-            old = old[:old.index(START)] + text + old[old.index(END) + len(END):]
-        else:
-            old = old.rstrip("\n") + "\n\n" + text + "\n"
-        a.results.write_text(old)
+        write_kept(a.results, text, START, END)
 
 
 if __name__ == "__main__":
