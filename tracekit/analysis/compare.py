@@ -259,9 +259,11 @@ def filter_condition(flt: Filter) -> str:
     return f"(coalesce({ors}, false) = false)" if flt.negate else f"coalesce({ors}, false)"
 
 
-# every run's record as filter_condition's `c` (runs without a seed included: config NULL)
-_RUN_RECORDS = ("SELECT r.run_id, r.seed, r.labels, r.trace_kind, rc.config "
-                "FROM runs r LEFT JOIN run_configs rc USING (run_id)")
+# every run's record as filter_condition's `c` (runs without a seed included: config NULL);
+# run_configs (a window over every run) joined only for a config filter
+_RUN_RECORDS = "SELECT run_id, seed, labels, trace_kind FROM runs"
+_RUN_RECORDS_CONFIG = ("SELECT r.run_id, r.seed, r.labels, r.trace_kind, rc.config "
+                       "FROM runs r LEFT JOIN run_configs rc USING (run_id)")
 
 
 def run_choice_sql(where: Sequence[Filter]) -> str:
@@ -271,7 +273,8 @@ def run_choice_sql(where: Sequence[Filter]) -> str:
     if flow:
         raise TracekitError(f"--where {flow[0]} filters flows; here --where chooses runs "
                             "(a label, seed, run_id, config or trace_kind)")
-    return f"SELECT run_id FROM ({_RUN_RECORDS}) c WHERE " + (" AND ".join(map(filter_condition, where)) or "TRUE")
+    records = _RUN_RECORDS_CONFIG if any(f.key == "config" for f in where) else _RUN_RECORDS
+    return f"SELECT run_id FROM ({records}) c WHERE " + (" AND ".join(map(filter_condition, where)) or "TRUE")
 
 
 @dataclass
