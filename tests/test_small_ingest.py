@@ -189,6 +189,39 @@ def test_facts_stored_after_the_commit_several_runs_at_once_equal_those_stored_a
         materialise._KEPT.give_back(kept)
 
 
+
+def test_an_ingest_of_several_files_stores_the_facts_of_its_small_runs_a_batch_at_a_time(plain, tmp_path, monkeypatch):
+    """issue 38: `tracekit ingest DIR` commits its small packet runs, then stores their facts
+    by one query per fact table for FACTS_BATCH of them (materialise_committed), each staged
+    inside one staging directory held for the command: the same fact rows as runs ingested
+    one by one, nothing left in .staging; a single file is ingested as before."""
+    traces = [plain[f"{s}/packets.tr"] for s in PACKETS] + [plain[f"{PACKETS[0]}/cwnd.tr"]]
+    ref = _ingest_all(tmp_path / "ref", traces)
+    batches: list[list[str]] = []
+    real = materialise.materialise_committed
+
+    def spy(store, runs, staging_within=None, threads=None):
+        batches.append([r for r, _ in runs])
+        assert staging_within is not None and staging_within.parent == store.staging_dir
+        return real(store, runs, staging_within=staging_within, threads=threads)
+
+    monkeypatch.setattr(ing, "materialise_committed", spy)
+    monkeypatch.setattr(ing, "FACTS_BATCH", 2)
+    results = ing.ingest_paths(tmp_path / "batched", traces)
+    assert [r.run_id for r in results] == ref and [r.status for r in results] == ["added"] * 4
+    assert batches == [ref[:2], ref[2:3]], "two runs a batch, then the rest; the cwnd run has no facts"
+    for run_id in ref[:3]:
+        assert _facts(tmp_path / "batched", run_id) == _facts(tmp_path / "ref", run_id)
+    assert list((tmp_path / "batched" / ".staging").iterdir()) == []
+    # ingested again: duplicates, whose facts are there already (nothing computed)
+    assert [r.status for r in ing.ingest_paths(tmp_path / "batched", traces)] == ["duplicate"] * 4
+    assert len(list((tmp_path / "batched" / "runs").glob("*/*facts*"))) == 3 * len(FACT_TABLES)
+    # one file: its facts at its ingest (materialise_run), no batch
+    n = len(batches)
+    [r] = ing.ingest_paths(tmp_path / "one", traces[:1])
+    assert r.status == "added" and not r.facts_pending and len(batches) == n
+    assert _facts(tmp_path / "one", ref[0]) == _facts(tmp_path / "ref", ref[0])
+
 def _tables(store: Path, run_id: str) -> dict[str, pl.DataFrame]:
     d = store / "runs" / f"run_id={run_id}"
     names = sorted({p.name.rsplit("-", 1)[0] for p in d.glob("*-*.parquet")} - set(FACT_TABLES))

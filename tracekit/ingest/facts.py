@@ -48,7 +48,7 @@ def materialise_run(store: Store, staging: Path, run_id: str, kind: str) -> list
     find it a duplicate), nothing is computed if it has its parts; if it lacks them (ingested
     before they existed, or under another definition), they are computed here and moved
     into it, each by one rename (a reader sees a part whole or not at all)."""
-    if not (FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts):
+    if not has_facts(kind):
         return []
     files = sql_files()
     names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
@@ -71,10 +71,20 @@ def materialise_run(store: Store, staging: Path, run_id: str, kind: str) -> list
     return moved
 
 
+def staged_bytes(staging: Path) -> int:
+    """The size of the Parquet files staged in `staging` (SMALL_RUN_BYTES is against it)."""
+    return sum(p.stat().st_size for p in staging.glob("*.parquet"))
+
+
+def has_facts(kind: str) -> bool:
+    """Whether runs of trace kind `kind` get stored facts."""
+    return FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts
+
+
 def _compute(staging: Path, run_id: str, files, names: dict[str, str]) -> list[Path]:
     import duckdb
 
-    if sum(p.stat().st_size for p in staging.glob("*.parquet")) <= SMALL_RUN_BYTES:
+    if staged_bytes(staging) <= SMALL_RUN_BYTES:
         key = tuple(names[t] for t in FACT_TABLES)
         kept = _KEPT.take(key, files)
         try:

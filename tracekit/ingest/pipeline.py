@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from tracekit import __version__
 from tracekit.formats.detect import detect_kind
-from tracekit.ingest.facts import materialise_run
+from tracekit.ingest.facts import SMALL_RUN_BYTES, has_facts, materialise_committed, materialise_run, staged_bytes
 from tracekit.core.errors import StoreWriteError, TraceLineError, TracekitError, UnsupportedTraceError, clip, shown
 from tracekit.formats.parsers import FORMATS, Frame, TraceFormat, arrow_strings, as_polars, binary_line, get_parser, lines_at
 from tracekit.core.startup import polars as pl  # imported on first use (tracekit.core.startup)
@@ -58,6 +58,8 @@ class IngestResult:
     seconds: float = 0.0
     message: str = ""
     warnings: list[str] = field(default_factory=list)
+    facts_pending: bool = False      # committed without its stored facts, for the caller (facts_after)
+    staged_bytes: int = 0            # its staged Parquet parts' size, when facts_pending
 
 
 def expand_paths(paths: Iterable[str | os.PathLike]) -> list[tuple[Path, bool]]:
@@ -334,9 +336,25 @@ def _write_part(frame: pa.Table, path: Path) -> None:
     if opts is None:
         opts = _OPTIONS[frame.schema] = _write_options(frame.schema)
     try:
-        pq.write_table(frame, path, **opts)
+        _write_table(frame, path, **opts)
     except (OSError, pa.ArrowException) as e:
         raise _as_os_error(e) from None
+
+
+# a table at most this big is written to memory first, then to its file in one write
+BUFFERED_BYTES = 16 << 20
+
+
+def _write_table(table: pa.Table, path: Path, **opts) -> None:
+    """pq.write_table, the same bytes: a small table through a buffer and one write(2) (Arrow's
+    own file output costs ~0.1 ms more a file, a few a run: issue 38's small traces)."""
+    if table.nbytes > BUFFERED_BYTES:
+        pq.write_table(table, path, **opts)
+        return
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf, **opts)
+    with open(path, "wb") as f:
+        f.write(buf.getvalue())
 
 
 def _as_os_error(e: BaseException) -> OSError:
@@ -607,6 +625,7 @@ def ingest_file(
     source_name: str | None = None,
     facts: bool = True,
     staging_within: Path | None = None,
+    facts_after: bool = False,
 ) -> IngestResult:
     """Ingest one trace file. Raises TracekitError (one line) on anything the user must fix;
     the store is then unchanged. With keep_trace, the trace itself is kept in the run's
@@ -614,7 +633,9 @@ def ingest_file(
     source_name replaces the file's path in the run record (for files in temporary places).
     Without `facts`, the run is committed without its stored facts, for the caller to add
     (materialise.materialise_committed: a sweep, several runs at once). `staging_within`: a
-    staging directory the caller holds, in which the run is staged (Store.new_staging)."""
+    staging directory the caller holds, in which the run is staged (Store.new_staging).
+    With `facts_after`, a small run's facts (staged parts of at most SMALL_RUN_BYTES) are left
+    to the caller as without `facts` (result.facts_pending); a bigger run's are computed here."""
     t0 = time.perf_counter()
     path = Path(path)
     src = TraceSource.open(path)
@@ -732,9 +753,15 @@ def ingest_file(
             "tracekit_version": __version__,
             "schema_version": SCHEMA_VERSION,
         }
-        pq.write_table(_record_table(record), staging / "run.parquet")
-        if facts:
-            materialise_run(store, staging, run_id, kind)      # the run's flow and packet facts, for the views
+        _write_table(_record_table(record), staging / "run.parquet")
+        if facts and has_facts(kind):
+            size = staged_bytes(staging) if facts_after else SMALL_RUN_BYTES + 1
+            if size <= SMALL_RUN_BYTES:
+                # several small runs' facts cost one query per fact table afterwards (its planning
+                # is most of a small run's cost): materialise_committed, as a sweep does
+                result.facts_pending, result.staged_bytes = True, size
+            else:
+                materialise_run(store, staging, run_id, kind)      # the run's flow and packet facts, for the views
         result.run_id = run_id
         result.size_bytes = src.size_bytes
         sim_id = all_labels.get("sim_id")
@@ -797,22 +824,62 @@ def ingest_paths(
     on_result: Callable[[IngestResult], None] | None = None,
 ) -> list[IngestResult]:
     """Ingest every file PATHs name. A failure in one file is recorded in its result
-    (status 'failed') and the others go on; see `ingest_file` for a single file."""
+    (status 'failed') and the others go on; see `ingest_file` for a single file. Of several
+    files, the small packet runs are committed first and their stored facts written a batch
+    at a time (FACTS_BATCH), as a sweep's are: an ingest killed in between leaves runs whose
+    facts the views compute from their events (the same rows), stored by the next ingest of
+    those files (materialise_run of a duplicate)."""
     files = expand_paths(paths)
     if not files:
         raise TracekitError("no files to ingest")
     store = Store(data_dir, create=True)
+    # several files: each staged inside one staging directory held for the command (its lock
+    # file made and removed once, not per file; Store.new_staging), as a sweep's runs are
+    within = store.new_staging(tag="ingest") if len(files) > 1 else None
+    pending: list[tuple[str, str]] = []         # small packet runs committed without their facts
+    pending_bytes = 0
     results = []
-    for f, explicit in files:
-        try:
-            r = ingest_file(store, f, labels, flow_labels, skip_bad_lines, progress)
-        except UnsupportedTraceError as e:
-            r = IngestResult(path=f, status="failed" if explicit else "skipped", message=str(e))
-        except StoreWriteError:
-            raise               # every later file would fail the same way
-        except TracekitError as e:
-            r = IngestResult(path=f, status="failed", message=str(e))
-        results.append(r)
-        if on_result:
-            on_result(r)
+    try:
+        for f, explicit in files:
+            try:
+                # several files: the small runs' facts stored a batch at a time (_store_facts)
+                r = ingest_file(store, f, labels, flow_labels, skip_bad_lines, progress, staging_within=within,
+                                facts_after=within is not None)
+            except UnsupportedTraceError as e:
+                r = IngestResult(path=f, status="failed" if explicit else "skipped", message=str(e))
+            except StoreWriteError:
+                raise               # every later file would fail the same way
+            except TracekitError as e:
+                r = IngestResult(path=f, status="failed", message=str(e))
+            results.append(r)
+            if on_result:
+                on_result(r)
+            if r.facts_pending and r.run_id is not None and r.kind is not None:
+                pending.append((r.run_id, r.kind))
+                pending_bytes += r.staged_bytes
+                if len(pending) >= FACTS_BATCH or pending_bytes >= FACTS_BATCH_BYTES:
+                    _store_facts(store, pending, within)
+                    pending, pending_bytes = [], 0
+        if pending:
+            _store_facts(store, pending, within)
+    finally:
+        if within is not None:
+            store.discard(within)
     return results
+
+
+# the most small runs whose stored facts one query per fact table computes (materialise_committed;
+# a batch's fixed cost, ~100 ms, shared): twice a sweep's FACTS_CHUNK, and at most this much of
+# their staged parts, so that the query's memory stays near that of a few runs of SMALL_RUN_BYTES
+FACTS_BATCH = 128
+FACTS_BATCH_BYTES = 4 * SMALL_RUN_BYTES
+
+
+def _store_facts(store: Store, runs: list[tuple[str, str]], within: Path | None) -> None:
+    """The stored facts of committed runs (ingest_paths): until they are there (an ingest
+    killed meanwhile), the views compute the same rows from the runs' events."""
+    try:
+        materialise_committed(store, runs, staging_within=within)
+    except OSError as e:
+        raise StoreWriteError(f"the stored facts of {len(runs)} run(s) not written "
+                              f"({store_write_error(store.root, _as_os_error(e))}); the views compute them from the events") from None
