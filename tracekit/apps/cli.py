@@ -349,11 +349,9 @@ def sql(
     run_ids = None
     if where:
         from tracekit.analysis.compare import Filter, run_choice_sql
-        from tracekit.db.query import connect_run_records
+        from tracekit.db.query import chosen_runs
 
-        chooser = connect_run_records(root)
-        run_ids = [r for (r,) in chooser.execute(run_choice_sql([Filter.parse(w) for w in where])).fetchall()]
-        chooser.close()
+        run_ids = chosen_runs(root, run_choice_sql([Filter.parse(w) for w in where]))
         if not run_ids:
             raise TracekitError("no run matches the --where filters; tracekit runs lists the runs and their labels")
     run = QueryRun(root, query, fetch, timeout_s=timeout_s, limits=limits, hints=hints,
@@ -430,7 +428,7 @@ def metrics(
     """
     if by and fmt != "table":
         raise TracekitError("--by prints verdicts in the table format only; use tracekit compare --format csv/json")
-    from tracekit.db.query import connect, connect_run_records
+    from tracekit.db.query import chosen_runs, connect
     from tracekit.apps.output import print_rows, print_tables
 
     from tracekit.analysis.compare import Filter, run_choice_sql
@@ -441,9 +439,7 @@ def metrics(
     conds += ["r.run_id LIKE ? || '%'"] * len(run_id)
     params: list[str] = list(run_id)
     selected = "SELECT run_id FROM runs r WHERE is_packet_trace(trace_kind)" + "".join(f" AND {c}" for c in conds)
-    chooser = connect_run_records(root)
-    ids = [r for (r,) in chooser.execute(selected, params).fetchall()]
-    chooser.close()
+    ids = chosen_runs(root, selected, params)
     n = len(ids)
     if n == 0:
         raise TracekitError("no packet-trace runs match" + (" the --run/--where filters" if conds else "; ingest a packet trace first"))
@@ -519,7 +515,7 @@ def compare(
     Example: tracekit compare --experiment cbr-exp1
     """
     from tracekit.analysis.compare import Filter, compare as run_compare
-    from tracekit.db.query import connect, connect_run_records
+    from tracekit.db.query import chosen_runs, connect, connect_run_records
 
     if experiment:
         if scenario or by or metric or per or where:
@@ -533,9 +529,7 @@ def compare(
         raise TracekitError("name a scenario and --by LABEL, or an --experiment")
     filters = [Filter.parse(w) for w in where]
     root = _store(data)
-    chooser = connect_run_records(root)       # the scenario's runs; the metrics over them alone
-    ids = [r for (r,) in chooser.execute("SELECT run_id FROM run_configs WHERE scenario = ?", [scenario]).fetchall()]
-    chooser.close()
+    ids = chosen_runs(root, "SELECT run_id FROM run_configs WHERE scenario = ?", [scenario])     # the metrics over them alone
     con = connect(root, run_ids=ids)
     _print_comparison(run_compare(con, scenario, by, metric or ["throughput_kbps"], per=per, where=filters), fmt.value)
 

@@ -391,6 +391,16 @@ def connect_run_records(data_dir: str | os.PathLike) -> duckdb.DuckDBPyConnectio
     return connect(data_dir, for_query=_RUN_RECORD_NAMES)
 
 
+def chosen_runs(data_dir: str | os.PathLike, query: str, params: Sequence = ()) -> list[str]:
+    """The run ids `query` (a SELECT run_id over the run records) returns, on a connection
+    over the run records alone (connect_run_records), closed after."""
+    con = connect_run_records(data_dir)
+    try:
+        return [r for (r,) in con.execute(query, list(params)).fetchall()]
+    finally:
+        con.close()
+
+
 _ALLOWED = {"SELECT", "EXPLAIN"}
 _ANALYZE = {"ANALYZE", "ANALYSE"}
 

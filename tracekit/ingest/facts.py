@@ -156,7 +156,7 @@ def materialise_committed(store: Store, runs: list[tuple[str, str]], staging_wit
 
     files = sql_files()
     names = {t: fact_part_name(t, definition_hash(files, t)) for t in FACT_TABLES}
-    todo = [r for r, kind in runs if FORMATS[kind].is_packet_trace and FORMATS[kind].has_facts
+    todo = [r for r, kind in runs if has_facts(kind)
             and store.has_whole_run(r) and any(not (store.run_dir(r) / names[t]).exists() for t in FACT_TABLES)]
     if not todo:
         return 0

@@ -755,8 +755,8 @@ def ingest_file(
         }
         _write_table(_record_table(record), staging / "run.parquet")
         if facts and has_facts(kind):
-            size = staged_bytes(staging) if facts_after else SMALL_RUN_BYTES + 1
-            if size <= SMALL_RUN_BYTES:
+            size = staged_bytes(staging) if facts_after else None
+            if size is not None and size <= SMALL_RUN_BYTES:
                 # several small runs' facts cost one query per fact table afterwards (its planning
                 # is most of a small run's cost): materialise_committed, as a sweep does
                 result.facts_pending, result.staged_bytes = True, size
