@@ -113,6 +113,40 @@ def test_runs_ingested_and_removed_since_compaction(pair, traces):
     _assert_same(_answers(a), _answers(b))
 
 
+def _labels_of(store: Path, **kw) -> dict[str, str | None]:
+    con = connect(store, **kw)
+    try:
+        return dict(con.execute("SELECT run_id, labels['study'] FROM runs").fetchall())
+    finally:
+        con.close()
+
+
+def test_a_compacted_run_relabelled_or_ingested_again_is_read_as_it_is_now(pair, traces):
+    a, b = pair
+    relabel, again = traces["first"][0], traces["first"][1]
+    # new labels for a compacted run; another one removed and ingested with other labels
+    (r,) = ingest_paths(b, [relabel], labels={"study": "relabelled"})
+    assert r.status == "duplicate"
+    again_id = ingest_paths(b, [again], labels={"study": "first"})[0].run_id
+    subprocess.run([sys.executable, "-m", "tracekit", "rm", again_id, "--yes", "--data", str(b)], check=True,
+                   capture_output=True)
+    assert ingest_paths(b, [again], labels={"study": "again"})[0].status == "added"
+    # the plain store: the same run files, never compacted
+    shutil.rmtree(a / "runs")
+    shutil.copytree(b / "runs", a / "runs")
+    for kw in ({}, {"run_ids": [r.run_id, again_id]}):
+        got = _labels_of(b, **kw)
+        assert got[r.run_id] == "relabelled" and got[again_id] == "again", kw
+        assert got == {k: v for k, v in _labels_of(a).items() if k in got}
+    _assert_same(_answers(a), _answers(b))
+    # the next compaction covers the changed records and drops their markers
+    compact(Store(b))
+    assert not list((b / "compacted" / "changed").iterdir())
+    assert _labels_of(b) == _labels_of(a)
+    vf = read_plan(Store(b), {"raw_runs"})
+    assert not vf.files.get("runs") and not vf.exclude
+
+
 def test_run_ids_selection_over_compacted_runs(pair):
     a, b = pair
     ids = sorted(p.name[7:] for p in (a / "runs").iterdir())[1:3]

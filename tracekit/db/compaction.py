@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tracekit.store.columns import FACT_TABLES
 from tracekit.core.errors import TracekitError
-from tracekit.store.compacted import COMPACTED_DIR, CURRENT, LAYOUT_VERSION, MANIFEST, PACKET_TABLES, PARTS, SMALL_TABLES, current_generation, table_of
+from tracekit.store.compacted import CHANGED, COMPACTED_DIR, CURRENT, LAYOUT_VERSION, MANIFEST, PACKET_TABLES, PARTS, SMALL_TABLES, changed_markers, current_generation, table_of
 from tracekit.store.store import Store
 
 
@@ -64,14 +64,17 @@ def compact(store: Store) -> dict:
     from tracekit.db.sqlfiles import _quote, definition_hash, sql_files
 
     with store.claim("compact"):
+        d = store.root / COMPACTED_DIR
+        # before the records are read: a record changed after this listing keeps its marker
+        # (compacted.mark_changed, which marks only once compacted/ exists)
+        d.mkdir(exist_ok=True)
+        markers = changed_markers(store.root)
         for attempt in range(3):
             # a run removed (tracekit rm) between the scan and the copy: scan again
             try:
                 scan = store.scan(deep=False)
                 files = sql_files()
                 hashes = {t: definition_hash(files, t) for t in FACT_TABLES}
-                d = store.root / COMPACTED_DIR
-                d.mkdir(exist_ok=True)
                 gens = sorted((int(p.name[4:]) for p in d.iterdir() if p.name.startswith("gen-") and p.name[4:].isdigit()))
                 n = (gens[-1] + 1) if gens else 1
                 gen = d / f"gen-{n}"
@@ -129,6 +132,8 @@ def compact(store: Store) -> dict:
         _hook("before-rename")
         os.replace(tmp, d / CURRENT)
         _fsync_dir(d)
+        for m in markers:       # the records this generation holds are the changed ones
+            (d / CHANGED / m).unlink(missing_ok=True)
         # a connection made before a rename reads the generation it found for as long as it
         # lives: the previous generation stays, older ones once replaced KEEP_S ago
         keep_s = float(os.environ.get(ENV_KEEP, KEEP_S))

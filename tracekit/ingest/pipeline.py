@@ -498,6 +498,7 @@ def _relabel(store: Store, run_id: str, labels: dict[str, str], flow_labels: dic
         try:
             pq.write_table(pa.Table.from_pylist([rec], schema=RUNS), tmp)
             os.replace(tmp, f)
+            store.mark_changed(run_id)      # a compacted copy of the record is now stale
         except OSError as e:
             tmp.unlink(missing_ok=True)
             raise store_write_error(store.root, e) from None

@@ -11,6 +11,9 @@ renames `compacted/CURRENT` to name it. The per-run files stay where they are, s
   a per-packet table is read;
 - a run not in the manifest (ingested since) is read from its directory, as before compaction;
 - a run in the manifest whose directory is gone (`tracekit rm`) is left out;
+- a run in the manifest whose record changed since (a re-ingest with new labels, or removed
+  and ingested again) has a marker in `compacted/changed/` (mark_changed): it is read from its
+  own files, its compacted rows left out, until the next `tracekit compact` covers it again;
 - a damaged compacted file leaves the whole generation unused (one warning): the store then
   reads as if never compacted, and the next `tracekit compact` writes a whole one.
 """
@@ -27,6 +30,7 @@ COMPACTED_DIR = "compacted"
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
 PARTS = "parts.json"
+CHANGED = "changed"
 LAYOUT_VERSION = 1
 # Tables whose per-run files are a handful of rows per run (the run record, its node
 # addresses and annotations, the per-flow and per-run facts); packet_facts has a row per
@@ -48,6 +52,29 @@ def current_generation(root: Path) -> Path | None:
     except FileNotFoundError:
         return None
     return d / name if name else None
+
+
+def mark_changed(root: Path, run_id: str) -> None:
+    """Note that run `run_id`'s record changed after it may have been compacted (called after
+    the change, so a compaction that lists the marker read the changed record). Nothing to do
+    in a store never compacted: a compaction that starts meanwhile creates compacted/ before it
+    lists the markers and reads the records (compaction.compact)."""
+    import uuid
+
+    d = root / COMPACTED_DIR
+    if not d.is_dir():
+        return
+    (d / CHANGED).mkdir(exist_ok=True)
+    # a name of its own per change: a compaction removes only the markers it listed
+    (d / CHANGED / f"{run_id}.{uuid.uuid4().hex[:12]}").touch()
+
+
+def changed_markers(root: Path) -> list[str]:
+    """The marker files' names in compacted/changed/ (one listing; none: [])."""
+    try:
+        return os.listdir(root / COMPACTED_DIR / CHANGED)
+    except FileNotFoundError:
+        return []
 
 
 @dataclass
@@ -123,6 +150,9 @@ def plan(root: Path, runs_dir: Path, per_run_tables: set[str] | None = None,
         present = [(r, p) for r, p in present if r in keep]
     gen, out.problem = generation_problem(root)
     covered = set(gen.run_ids) if gen is not None else set()
+    # changed since compaction: read from their own files, their compacted rows left out
+    changed = covered & {m.split(".", 1)[0] for m in changed_markers(root)} if covered else set()
+    covered -= changed
     compacted_live: list[tuple[str, str]] = []
     checked = None if per_run_tables is None else (lambda n: table_of(n) in per_run_tables)
     for run_id, path in present:
@@ -140,7 +170,7 @@ def plan(root: Path, runs_dir: Path, per_run_tables: set[str] | None = None,
         out.compacted = {t: str(p) for t, p in gen.files.items()}
         out.fact_hashes = dict(gen.manifest.get("definition_hashes", {}))
         live = {r for r, _ in compacted_live}
-        gone = covered - live if run_ids is None else set()
+        gone = (covered - live) | changed if run_ids is None else set()
         wanted = per_run_tables is None or bool(per_run_tables - set(SMALL_TABLES))
         parts = gen.parts() if wanted and compacted_live else {}
         hier = set(gen.manifest.get("has", {}).get("node_addrs", []))

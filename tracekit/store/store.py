@@ -45,6 +45,7 @@ import uuid
 from pathlib import Path
 from typing import Iterator
 
+from tracekit.store.compacted import mark_changed
 from tracekit.store.damage import Scan, check_run, scan_runs
 from tracekit.core.errors import StoreWriteError, TracekitError, clip, clip_repr, shown
 from tracekit.store.columns import SCHEMA_VERSION
@@ -158,6 +159,13 @@ class Store:
             os.rename(self.run_dir(run_id), trash / f"run_id={run_id}")
         finally:
             self.discard(trash)
+        # the same trace ingested again is a new record: not the compacted one
+        self.mark_changed(run_id)
+
+    def mark_changed(self, run_id: str) -> None:
+        """Note that the run's record changed (relabelled, removed): readers then read it from
+        its own files, not from a compacted generation (tracekit.store.compacted)."""
+        mark_changed(self.root, run_id)
 
     def new_staging(self, tag: str = "", within: Path | None = None) -> Path:
         """A fresh directory under .staging/, with its lock held until `commit` or `discard`.
