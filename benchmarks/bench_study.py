@@ -18,7 +18,8 @@ Measured as whole processes (benchproc.timed: wall, CPU, peak RSS), median of --
 cases of one repetition run one after the other: `sql "SELECT 1"` (the floor), `sql` count
 and sum over flow_stats, `runs`, run_metrics of the experiment's runs (by a WHERE in the query,
 and by `--where`), `reproduce reno-vegas --quick --no-run`, `reproduce --all --quick --no-run`,
-one run's events count (both ways) and throughput_series; and one `tracekit ingest`
+one run's events count (both ways) and throughput_series, the dashboard's Compare page (first load,
+then a control change: dash_page.py); and one `tracekit ingest`
 of 300 small traces into a fresh store against one gawk pass over the same files. Each query
 again after `tracekit compact` on a copy of the store when that command exists.
 """
@@ -35,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchproc import PY, TK, Failed, neutral_cwd, timed  # noqa: E402
+from benchproc import PY, TK, Failed, Proc, neutral_cwd, timed  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 START, END = "<!-- kept: study START -->", "<!-- kept: study END -->"
@@ -48,7 +49,12 @@ GAWK = '$1=="r" && $5=="tcp" {b+=$6} END {print b+0}'
 GOALS = {"select1": (None, False), "sql_count": (1.0, True), "runs": (0.5, True),
          "run_metrics": (2.0, True), "run_metrics_where": (2.0, True), "reproduce": (5.0, True),
          "reproduce_all": (60.0, True), "events_one_run": (None, True), "events_one_run_where": (None, True),
-         "throughput_one_run": (None, True)}
+         "throughput_one_run": (None, True),
+         # the dashboard's Compare page: the first load of a store (a whole process: Streamlit's
+         # AppTest, dash_page.py), then a control change (the Seeds box), timed inside it
+         "dashboard_first": (None, True), "dashboard_change": (1.0, True)}
+# cases measured inside another case's process (not commands of their own)
+INNER = {"dashboard_change": "dashboard_first"}
 RATIO_GOAL = 1.5
 INGEST_GOAL_MS = 10.0
 
@@ -182,6 +188,7 @@ def cases(store: Path, one_run: str) -> dict[str, list]:
         "events_one_run": tk("sql", f"SELECT count(*) FROM events WHERE run_id = '{one_run}'", *d),
         "events_one_run_where": tk("sql", "SELECT count(*) FROM events", "--where", f"run_id={one_run}", *d),
         "throughput_one_run": tk("sql", f"SELECT count(*), sum(kbps) FROM throughput_series(0.1) WHERE run_id = '{one_run}'", *d),
+        "dashboard_first": [PY, HERE / "dash_page.py", store],
     }
 
 
@@ -190,7 +197,7 @@ def measure(stores: dict[str, Path], one_run: str, reps: int) -> dict[str, dict[
     repetition; a case that fails (the 60 s --timeout of tracekit sql) is not repeated and
     has wall None and its error."""
     plan = {k: cases(s, one_run) for k, s in stores.items()}
-    raw: dict[str, dict[str, list]] = {k: {c: [] for c in v} for k, v in plan.items()}
+    raw: dict[str, dict[str, list]] = {k: {c: [] for c in [*v, *INNER]} for k, v in plan.items()}
     failed: dict[tuple[str, str], str] = {}
     for r in range(reps):
         for k, cs in plan.items():
@@ -198,9 +205,14 @@ def measure(stores: dict[str, Path], one_run: str, reps: int) -> dict[str, dict[
                 if (k, c) in failed:
                     continue
                 try:
-                    raw[k][c].append(timed(cmd))
+                    p = timed(cmd, capture=c in INNER.values())
+                    raw[k][c].append(p)
+                    for inner, outer in INNER.items():
+                        if outer == c:
+                            raw[k][inner].append(Proc(json.loads(p.out.decode().strip().splitlines()[-1])[f"{inner.split('_', 1)[1]}_s"], 0.0, 0, b""))
                 except Failed as e:
                     failed[(k, c)] = str(e).strip().splitlines()[-1][:160] if str(e).strip() else "failed"
+                    failed.update({(k, inner): failed[(k, c)] for inner, outer in INNER.items() if outer == c})
         print(f"  repetition {r + 1}/{reps}", file=sys.stderr, flush=True)
     out: dict[str, dict[str, dict]] = {}
     for k, v in raw.items():
@@ -239,6 +251,8 @@ def _cell(m: dict, goal: float | None) -> str:
     if m["wall"] is None:
         return f"stopped ({m['error']})"
     met = "" if goal is None else (" met" if m["wall"] <= goal else " **not met**")
+    if not m["rss_mb"]:     # timed inside another case's process: its wall time only
+        return f"{m['wall']:.2f} s{met}"
     return f"{m['wall']:.2f} s ({m['cpu']:.2f} CPU, {m['rss_mb']:.0f} MB){met}"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tracekit.store.columns import RAW_COLUMNS
+from tracekit.store.columns import RAW_COLUMNS, STUDY_FACTS
 from tracekit.db.query import close, connect, sql_dir
 from tracekit.store.schema import FACTS, RUNS, TABLES, duck_type
 
@@ -21,7 +21,9 @@ HEAVY = ("polars", "pyarrow", "numpy", "pandas", "pydantic")
 
 
 def test_columns_are_the_arrow_schemas_in_duckdb_types():
-    assert list(RAW_COLUMNS) == ["runs", *TABLES, *FACTS]
+    # the study facts are written by DuckDB at compaction, not from an Arrow schema
+    # (tests/test_compacted_reads.py checks their compacted file against these columns)
+    assert list(RAW_COLUMNS) == ["runs", *TABLES, *FACTS, *STUDY_FACTS]
     for name, schema in [("runs", RUNS), *TABLES.items(), *FACTS.items()]:
         assert RAW_COLUMNS[name] == tuple((f.name, duck_type(f.type)) for f in schema), name
 

@@ -1136,8 +1136,10 @@ def verify(
 def compact(data: Optional[Path] = DataOpt) -> None:
     """Write the small per-run tables (run records, node addresses, annotations, stored
     facts) of every whole run into a few study-level Parquet files under compacted/, made
-    current atomically; the per-run files stay. Every query then reads those few files for
-    the compacted runs (and each run's own files for the runs ingested since). Safe to run
+    current atomically; the per-run files stay. Also run_metrics' per-packet values of
+    every packet-trace run (run_metric_facts: on-period statistics, RTT, queue delay).
+    Every query then reads those few files for the compacted runs (and each run's own files
+    for the runs ingested since). Safe to run
     while ingests and queries run. A sweep, reproduce and an ingest of 1,000 traces or more
     compact at their end; this command upgrades a store made before them.
 

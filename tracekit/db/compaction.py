@@ -17,15 +17,17 @@ import shutil
 import time
 from pathlib import Path
 
-from tracekit.store.columns import FACT_TABLES
+from tracekit.store.columns import FACT_TABLES, RAW_COLUMNS, STUDY_FACTS, VIEW_FACTS
 from tracekit.core.errors import TracekitError
-from tracekit.store.compacted import CHANGED, COMPACTED_DIR, CURRENT, LAYOUT_VERSION, MANIFEST, PACKET_TABLES, PARTS, SMALL_TABLES, changed_markers, current_generation, table_of
+from tracekit.store.compacted import CHANGED, COMPACTED_DIR, CURRENT, LAYOUT_VERSION, MANIFEST, PACKET_TABLES, PARTS, SMALL_TABLES, Generation, changed_markers, current_generation, generation_problem, table_of
 from tracekit.store.store import Store
 
 
 
 ENV_KEEP = "TRACEKIT_COMPACT_KEEP_S"
 KEEP_S = 3600.0      # how long a replaced generation stays for the connections reading it
+# runs whose study facts one connection computes: bounds its memory on a store of 20,000 runs
+STUDY_BATCH = 1000
 
 
 def read_manifest(store: Store) -> dict | None:
@@ -69,12 +71,13 @@ def compact(store: Store) -> dict:
         # (compacted.mark_changed, which marks only once compacted/ exists)
         d.mkdir(exist_ok=True)
         markers = changed_markers(store.root)
+        prev, _ = generation_problem(store.root)
         for attempt in range(3):
             # a run removed (tracekit rm) between the scan and the copy: scan again
             try:
                 scan = store.scan(deep=False)
                 files = sql_files()
-                hashes = {t: definition_hash(files, t) for t in FACT_TABLES}
+                hashes = {t: definition_hash(files, t) for t in VIEW_FACTS}
                 gens = sorted((int(p.name[4:]) for p in d.iterdir() if p.name.startswith("gen-") and p.name[4:].isdigit()))
                 n = (gens[-1] + 1) if gens else 1
                 gen = d / f"gen-{n}"
@@ -112,6 +115,9 @@ def compact(store: Store) -> dict:
                         if problem is not None:
                             raise TracekitError(f"{out}: compacted file not whole after writing: {problem}")
                         manifest["files"][table] = {"file": out.name, "size": out.stat().st_size}
+                    for table in STUDY_FACTS:
+                        _study_facts(store, con, gen, table, hashes[table], run_parts, prev,
+                                     {m.split(".", 1)[0] for m in markers}, manifest)
                 finally:
                     con.close()
                 break
@@ -146,3 +152,51 @@ def compact(store: Store) -> dict:
             if now - replaced >= keep_s:
                 shutil.rmtree(d / f"gen-{old}", ignore_errors=True)
         return manifest
+
+
+def _study_facts(store: Store, con, gen: Path, table: str, digest: str, run_parts: dict[str, list[str]],
+                 prev: Generation | None, changed: set[str], manifest: dict) -> None:
+    """Write `gen/<table>.parquet`: the study facts (tracekit.store.columns.STUDY_FACTS) of every
+    packet-trace run of the generation, taken from the previous generation for a run it holds
+    them for under the same definition and not changed since, computed from the run's events
+    (<table>_from_events over STUDY_BATCH runs at a time) for the others."""
+    from tracekit.db.query import connect
+    from tracekit.db.sqlfiles import _quote
+    from tracekit.store.damage import tail_problem
+
+    packet_runs = sorted(r for r, names in run_parts.items() if r in set(manifest["run_ids"])
+                         and any(table_of(n) in ("node_addrs", *PACKET_TABLES) for n in names))
+    if not packet_runs:
+        return
+    reuse: set[str] = set()
+    if prev is not None and table in prev.files and prev.manifest.get("definition_hashes", {}).get(table) == digest:
+        reuse = (set(prev.manifest.get("has", {}).get(table, [])) & set(packet_runs)) - changed
+    todo = [r for r in packet_runs if r not in reuse]
+    cols = ", ".join(f'"{c}"' for c, _ in RAW_COLUMNS[table])
+    parts: list[str] = []
+    if reuse and prev is not None:
+        part = gen / f".{table}-reused.parquet"
+        con.execute(f"COPY (SELECT {cols}, run_id FROM read_parquet({_quote(str(prev.files[table]))}) "
+                    "WHERE run_id IN (SELECT unnest(?))) TO " + _quote(str(part)) + " (FORMAT parquet)",
+                    [sorted(reuse)])
+        parts.append(str(part))
+    for i in range(0, len(todo), STUDY_BATCH):
+        batch = todo[i:i + STUDY_BATCH]
+        part = gen / f".{table}-{i // STUDY_BATCH:05d}.parquet"
+        query = f"SELECT {cols}, run_id FROM {table}_from_events"
+        bcon = connect(store.root, read_only_sql=False, run_ids=batch, for_query=query)
+        try:
+            bcon.execute(f"COPY ({query}) TO {_quote(str(part))} (FORMAT parquet)")
+        finally:
+            bcon.close()
+        parts.append(str(part))
+    out = gen / f"{table}.parquet"
+    listed = "[" + ", ".join(_quote(p) for p in parts) + "]"
+    con.execute(f"COPY (SELECT * FROM read_parquet({listed}) ORDER BY run_id) TO {_quote(str(out))} (FORMAT parquet)")
+    for written in parts:
+        os.unlink(written)
+    problem = tail_problem(out)
+    if problem is not None:
+        raise TracekitError(f"{out}: compacted file not whole after writing: {problem}")
+    manifest["files"][table] = {"file": out.name, "size": out.stat().st_size}
+    manifest["has"][table] = packet_runs

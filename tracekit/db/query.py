@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import duckdb
 
 from tracekit.db.catalogue import create_catalogue_table
-from tracekit.store.columns import FACT_TABLES, TABLE_NAMES
+from tracekit.store.columns import STUDY_FACTS, TABLE_NAMES, VIEW_FACTS
 from tracekit.core.errors import TracekitError
 from tracekit.db.sqlfiles import BASE_NAMES, COMPUTED_VIEWS, HIER_TABLES, HIER_VIEWS, LAYERS, RAW_VIEWS, SqlFile, _ordered, _quote, _raw_view_sql, computed_view_sql, definition_hash, empty_view_sql, fact_part_name, needed_names, sql_dir, sql_files
 from tracekit.store.compacted import PACKET_TABLES, SMALL_TABLES, plan
@@ -54,10 +54,12 @@ class ViewFiles:
     pending: dict[str, list[str]]
     any_hier: bool
     tables: set[str]
+    hier_only: frozenset[str] = frozenset()
 
     def complete_for(self, need: set[str]) -> bool:
-        """Whether the compacted runs' per-run files of every table `need` reads are listed."""
-        return _per_run_tables(need) <= self.tables
+        """Whether the compacted runs' per-run files of every table `need` reads are listed
+        (of a table listed for the runs with hierarchical addresses only, for every run)."""
+        return _per_run_tables(need) <= self.tables and not (self.hier_only & {t for t in HIER_TABLES if f"raw_{t}" in need})
 
 
 def _per_run_tables(need: set[str]) -> set[str]:
@@ -95,7 +97,7 @@ def read_plan(store: Store, need: set[str], run_ids=None) -> ViewFiles:
     defs = sql_files()
     compacted = dict(r.compacted)
     pending: dict[str, list[str]] = {}
-    for table in FACT_TABLES:
+    for table in VIEW_FACTS:
         digest = definition_hash(defs, table)
         part = os.sep + fact_part_name(table, digest)
         files[table] = [p for p in files.get(table, []) if p.endswith(part)]
@@ -105,9 +107,11 @@ def read_plan(store: Store, need: set[str], run_ids=None) -> ViewFiles:
                 stored |= set(r.has.get(table, []))
             else:       # compacted under another definition of sql/: computed, as a run's stale part is
                 del compacted[table]
-        # a per-packet fact table not read here: which runs lack its parts is not looked up
-        pending[table] = sorted((with_events & live) - stored) if table in SMALL_TABLES or table in tables else []
-    return ViewFiles(files, compacted, r.exclude, r.only, pending, bool(hier & live), tables)
+        if table in STUDY_FACTS:    # only ever compacted: every other packet-trace run computes them
+            pending[table] = sorted(((with_events | hier) & live) - stored)
+        else:   # a per-packet fact table not read here: which runs lack its parts is not looked up
+            pending[table] = sorted((with_events & live) - stored) if table in SMALL_TABLES or table in tables else []
+    return ViewFiles(files, compacted, r.exclude, r.only, pending, bool(hier & live), tables, hier_only)
 
 
 _warned: set[tuple[str, str]] = set()
@@ -149,7 +153,7 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     sql/ costs far more than a typical query's few views; and a query that reads no raw_*
     view does not walk the store at all.
 
-    The stored facts (tracekit.store.columns.FACT_TABLES): <table>_computed is the view
+    The stored facts (tracekit.store.columns.VIEW_FACTS): <table>_computed is the view
     <table>_from_events over the runs without a stored part of the current definition, or,
     when every run has one, an empty relation: then the chain that computes them from the
     events is neither created nor bound (with for_query, it is created only when needed)."""
@@ -161,7 +165,7 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
     if for_query is not None:
         need = needed_names(all_files, referenced_names(for_query))
         with_catalogue = "metric_catalogue" in need
-    facts = [t for t in FACT_TABLES if COMPUTED_VIEWS[t] in need]
+    facts = [t for t in VIEW_FACTS if COMPUTED_VIEWS[t] in need]
     pending: dict[str, list[str]] = {t: [] for t in facts}
     reading: ViewFiles | None = None
     any_hier = True
@@ -170,13 +174,17 @@ def define_views(con: duckdb.DuckDBPyConnection, store: Store, run_ids=None, for
         pending = {t: reading.pending[t] for t in facts}
         if any(pending.values()):
             # facts to compute from events (sql/ changed since ingest or compaction): the
-            # chain below <table>_from_events, over the events of those runs too
-            for t in facts:
-                if pending[t] and f"{t}_from_events" not in need:
+            # chain below <table>_from_events, over the events of those runs too, and the
+            # facts that chain reads (run_metric_facts' reads the flows and packets)
+            done: set[str] = set()
+            while todo := [t for t in facts if reading.pending[t] and t not in done]:
+                for t in todo:
+                    done.add(t)
                     need |= needed_names(all_files, {f"{t}_from_events"})
-            if not reading.complete_for(need):
-                reading = read_plan(store, need, run_ids)
-                pending = {t: reading.pending[t] for t in facts}
+                facts = [t for t in VIEW_FACTS if COMPUTED_VIEWS[t] in need]
+                if not reading.complete_for(need):
+                    reading = read_plan(store, need, run_ids)
+            pending = {t: reading.pending[t] for t in facts}
         any_hier = reading.any_hier
     if for_query is not None:
         files = [f for f in all_files if f.name in need]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tracekit.store.columns import FACT_TABLES, RAW_COLUMNS, TABLE_NAMES
+from tracekit.store.columns import RAW_COLUMNS, VIEW_FACTS
 from tracekit.core.errors import TracekitError
 from tracekit.core.resources import shipped
 
@@ -22,7 +22,7 @@ LAYERS = ("macros", "staging", "intermediate", "metrics")
 # the stored facts (tracekit.store.columns.FACT_TABLES): for each, the view <table>_computed, the
 # facts of the runs without a stored part of the current definition, computed from their
 # events (computed_view_sql)
-COMPUTED_VIEWS = {t: f"{t}_computed" for t in FACT_TABLES}
+COMPUTED_VIEWS = {t: f"{t}_computed" for t in VIEW_FACTS}
 # raw_hier_<table>: the same table, only the files of runs with hierarchical addresses (those
 # with node_addrs parts, trace_kind 'hier'): their views cost nothing in a store without any
 HIER_TABLES = ("events", "wireless_events")
@@ -48,7 +48,7 @@ HIER_VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # names the Python side defines before any sql/ file: the raw tables, the catalogue and
 # the computed facts
-BASE_NAMES = frozenset({"raw_runs", *(f"raw_{t}" for t in TABLE_NAMES), *(f"raw_hier_{t}" for t in HIER_TABLES),
+BASE_NAMES = frozenset({*(f"raw_{t}" for t in RAW_COLUMNS), *(f"raw_hier_{t}" for t in HIER_TABLES),
                         "metric_catalogue", *COMPUTED_VIEWS.values()})
 LIST_CHUNK = 1000      # files per read_parquet list in a raw_* view
 _USES = re.compile(r"^--\s*uses:(.*)$", re.MULTILINE)
@@ -217,7 +217,7 @@ def definition_hash(files: list[SqlFile], table: str) -> str:
     by_name = {f.name: f for f in files}
     need = needed_names(files, {f"{table}_from_events"})
     # facts read from another fact table (the packets read the flows) change with its definition
-    while more := {f"{u}_from_events" for u in FACT_TABLES if u in need} - need:
+    while more := {f"{u}_from_events" for u in VIEW_FACTS if u in need} - need:
         need |= needed_names(files, more)
     h = hashlib.sha256()
     for name in sorted(need - BASE_NAMES):

@@ -214,5 +214,25 @@ RAW_COLUMNS["flow_run_facts"] = _FACT_FLOW_KEY + (
     ("goodput_bytes_hdr40", "BIGINT"),
 )
 
-# the per-run tables (every table but the run record)
-TABLE_NAMES: tuple[str, ...] = tuple(t for t in RAW_COLUMNS if t != "runs")
+# the study facts: rows of a sql/ view <table>_from_events that depend on a run's labels
+# (run_metrics' on-period window) or read every event of it (RTT, the bottleneck's queue
+# delay): not written at ingest (a sweep's runs would pay for them one by one, and a relabel
+# would make them stale) but by `tracekit compact`, for every run of the generation, into its
+# compacted files (tracekit.db.compaction); a run outside the generation, or changed since
+# (compacted/changed/), gets them computed, as a stored fact of another definition does.
+STUDY_FACTS: tuple[str, ...] = ("run_metric_facts",)
+RAW_COLUMNS["run_metric_facts"] = (
+    ("fid", "INTEGER"),
+    ("src_node", "INTEGER"),
+    ("src_port", "INTEGER"),
+    ("dst_node", "INTEGER"),
+    ("dst_port", "INTEGER"),
+    ("source_view", "VARCHAR"),
+    ("source_column", "VARCHAR"),
+    ("value", "DOUBLE"),
+)
+# every table the views read as stored facts or compute (sql/intermediate/<table>.sql)
+VIEW_FACTS: tuple[str, ...] = FACT_TABLES + STUDY_FACTS
+
+# the per-run tables (every table but the run record and the study facts)
+TABLE_NAMES: tuple[str, ...] = tuple(t for t in RAW_COLUMNS if t != "runs" and t not in STUDY_FACTS)
