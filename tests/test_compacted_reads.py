@@ -103,7 +103,7 @@ def test_the_compacted_study_facts_have_the_declared_columns(pair):
         got = con.execute(f"DESCRIBE SELECT * FROM read_parquet('{gen / (table + '.parquet')}')").fetchall()
         declared = [(c, con.execute(f"SELECT typeof(CAST(NULL AS {t}))").fetchall()[0][0]) for c, t in RAW_COLUMNS[table]]
         assert [(r[0], r[1]) for r in got] == [*declared, ("run_id", "VARCHAR")], table
-        assert con.execute(f"SELECT count(*) FROM read_parquet('{gen / (table + '.parquet')}')").fetchone()[0] > 0
+        assert con.execute(f"SELECT count(*) FROM read_parquet('{gen / (table + '.parquet')}')").fetchall()[0][0] > 0
 
 
 def test_every_view_answers_as_uncompacted(pair):
