@@ -401,12 +401,10 @@ class DashStore:
     def experiment_runs(self, experiment: str, quick: bool) -> tuple[int, int] | None:
         """(the experiment's simulations in the store, simulations it plans), of its quick
         version with quick; None for an experiment (or quick version) the registry lacks."""
-        from tracekit.analysis import reproduce as rp
-
         def compute():
             try:
                 with self.lock:
-                    ids, planned = rp.experiment_run_ids(self.con, experiment, quick)
+                    ids, planned = tk_compare.experiment_run_ids(self.con, experiment, quick)
             except TracekitError:
                 return None
             return len(ids), planned
