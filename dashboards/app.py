@@ -64,10 +64,9 @@ def _sidebar(status: dd.StoreStatus, page: str) -> dd.Selection:
         store = dd.open_store(status)
         runs = store.runs()
         store.flow_stats()
-    wired = runs[runs["trace_kind"].isin(dd.PACKET_KINDS)]
+    wired, counts = dd.scenario_counts(store)
     sb.caption(f"Store `{status.data_dir}`: {len(runs)} runs, {len(wired)} packet traces")
 
-    counts = wired["scenario"].fillna("(no scenario)").value_counts()
     scen_opts = sorted(counts.index, key=lambda s: (-counts[s], s))
     if not scen_opts:
         scen_opts = ["(no scenario)"]
@@ -84,27 +83,25 @@ def _sidebar(status: dd.StoreStatus, page: str) -> dd.Selection:
                         format_func=lambda s: f"{s} ({counts.get(s, 0)} runs)")
     scenario = None if scen == "(no scenario)" else scen
 
-    names, tcp = dd.flow_names(store, scenario)
-    sub = wired[(wired["scenario"] == scenario) if scenario is not None else wired["scenario"].isna()]
+    choice = dd.scenario_choices(store, scenario)
+    names, tcp, sub = choice.names, choice.tcp, choice.runs
     wireless = dd.series_title(sub) == "Routing protocol"
     chosen = sb.multiselect("Flows" if wireless else "Variants (flow names)", names,
                             default=names if wireless else (tcp or names), key=f"names-{scen}",
                             help="Flow names from flow_labels: the TCP variant of each flow, or CBR.")
-    queues_all = dd.natural_sorted(sub["queue_type"])
+    queues_all = choice.queues
     queues = queues_all
     if len(queues_all) > 1:
         queues = sb.multiselect(dd.series_title(sub), queues_all, default=queues_all, key=f"queues-{scen}")
-    params = dd.scenario_params(runs, scenario)
     chosen_params: dict[str, list[str]] = {}
     fixed = []
-    for k in params:
-        vals = dd.natural_sorted(sub[k])
+    for k, vals in choice.levels.items():
         if k in ("variant", *dd.SERIES_PARAMS) or len(vals) <= 1:
             if len(vals) == 1:
                 fixed.append(f"{k}={vals[0]}")
             continue
         chosen_params[k] = sb.multiselect(k, vals, default=vals, key=f"param-{scen}-{k}")
-    seeds = sorted(int(s) for s in sub["seed"].dropna().unique())
+    seeds = choice.seeds
     seed_opt = sb.selectbox("Seeds", ["all"] + seeds, key=f"seed-{scen}",
                             format_func=lambda s: f"all ({len(seeds)}): 95% CIs across seeds" if s == "all" else f"seed {s} only")
     seed = None if seed_opt == "all" else int(seed_opt)

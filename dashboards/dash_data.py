@@ -34,6 +34,8 @@ from tracekit.analysis import compare as tk_compare
 from tracekit.db.catalogue import Metric, metrics as catalogue
 from tracekit.core.errors import TracekitError
 from tracekit.db.query import ENV_MEMORY, QueryRun, connect, sql_dir, sql_files
+from tracekit.store.compacted import changed_markers, current_generation
+from tracekit.store.damage import run_dirs
 from tracekit.store.store import Store, default_data_dir
 from typing import TYPE_CHECKING
 
@@ -83,6 +85,7 @@ class StoreStatus:
     data_dir: Path
     run_ids: tuple[str, ...] = ()
     problem: str = ""            # why the store cannot be read ('' when it can)
+    compacted: str = ""          # the current compacted generation and its changed-run markers
 
     @property
     def empty(self) -> bool:
@@ -95,6 +98,7 @@ class StoreStatus:
         h.update(str(self.data_dir.resolve()).encode())
         for r in self.run_ids:
             h.update(r.encode())
+        h.update(self.compacted.encode())
         try:
             for f in [*(f.path for f in sql_files()), sql_dir() / "catalogue.toml"]:
                 st_ = f.stat()
@@ -105,11 +109,17 @@ class StoreStatus:
 
 
 def store_status(data_dir: Path) -> StoreStatus:
+    """The store's state, on every script run: one readdir of runs/ (run directories appear and
+    go by one rename, so their names are the runs; a damaged one is left out by the views that
+    meet it, not here: checking every file of 20,000 runs took seconds a rerun), the current
+    compacted generation and its changed-run markers (a relabel of a compacted run)."""
     try:
         store = Store(data_dir)
         if not store.exists:
             return StoreStatus(data_dir)
-        return StoreStatus(data_dir, tuple(store.run_ids()))
+        gen = current_generation(store.root)
+        compacted = " ".join([gen.name if gen is not None else "", *sorted(changed_markers(store.root))])
+        return StoreStatus(data_dir, tuple(r for r, _ in run_dirs(store.runs_dir)), compacted=compacted)
     except TracekitError as e:          # not a store, or its runs/ cannot be listed
         return StoreStatus(data_dir, problem=str(e))
 
@@ -714,6 +724,44 @@ def scenario_params(runs: pd.DataFrame, scenario: str | None) -> list[str]:
     keys = [k for k in runs.attrs.get("label_keys", []) if k not in NOT_PARAMS]
     cols = [k if k in sub.columns else f"label.{k}" for k in keys]
     return [c for c in cols if c in sub.columns and sub[c].notna().any()]
+
+
+def scenario_counts(store: DashStore) -> tuple[pd.DataFrame, pd.Series]:
+    """The store's packet-trace runs and their number per scenario ('(no scenario)' for runs
+    without one), once per store state."""
+    def compute():
+        runs = store.runs()
+        wired = runs[runs["trace_kind"].isin(PACKET_KINDS)]
+        return wired, wired["scenario"].fillna("(no scenario)").value_counts()
+    wired, counts = store._memoised(("scenario_counts",), compute)
+    return wired.copy(deep=False), counts.copy(deep=False)
+
+
+@dataclass(frozen=True)
+class ScenarioChoices:
+    """What the sidebar offers for one scenario: its packet-trace runs, flow names (all, TCP),
+    queue types, each parameter's values and the seeds, in the order shown."""
+    runs: pd.DataFrame
+    names: list[str]
+    tcp: list[str]
+    queues: list
+    levels: dict[str, list]
+    seeds: list[int]
+
+
+def scenario_choices(store: DashStore, scenario: str | None) -> ScenarioChoices:
+    """The sidebar's options for `scenario`, once per store state and scenario (on a store of
+    20,000 runs, filtering and sorting them again took most of a rerun after a control change)."""
+    def compute():
+        wired, _ = scenario_counts(store)
+        sub = wired[(wired["scenario"] == scenario) if scenario is not None else wired["scenario"].isna()]
+        names, tcp = flow_names(store, scenario)
+        return ScenarioChoices(sub, names, tcp, natural_sorted(sub["queue_type"]),
+                               {k: natural_sorted(sub[k]) for k in scenario_params(store.runs(), scenario)},
+                               sorted(int(s) for s in sub["seed"].dropna().unique()))
+    c = store._memoised(("scenario_choices", scenario), compute)
+    return ScenarioChoices(c.runs.copy(deep=False), list(c.names), list(c.tcp), list(c.queues),
+                           {k: list(v) for k, v in c.levels.items()}, list(c.seeds))
 
 
 def flow_names(store: DashStore, scenario: str | None) -> tuple[list[str], list[str]]:
