@@ -164,7 +164,8 @@ def _study_facts(store: Store, con, gen: Path, table: str, digest: str, run_part
     from tracekit.db.sqlfiles import _quote
     from tracekit.store.damage import tail_problem
 
-    packet_runs = sorted(r for r, names in run_parts.items() if r in set(manifest["run_ids"])
+    covered = set(manifest["run_ids"])
+    packet_runs = sorted(r for r, names in run_parts.items() if r in covered
                          and any(table_of(n) in ("node_addrs", *PACKET_TABLES) for n in names))
     if not packet_runs:
         return
