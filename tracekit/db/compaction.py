@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tracekit.store.columns import FACT_TABLES, RAW_COLUMNS, STUDY_FACTS, VIEW_FACTS
 from tracekit.core.errors import TracekitError
-from tracekit.store.compacted import CHANGED, COMPACTED_DIR, CURRENT, LAYOUT_VERSION, MANIFEST, PACKET_TABLES, PARTS, SMALL_TABLES, Generation, changed_markers, current_generation, generation_problem, table_of
+from tracekit.store.compacted import CHANGED, COMPACTED_DIR, CURRENT, LAYOUT_VERSION, MANIFEST, PACKET_TABLES, PARTS, SMALL_TABLES, Generation, changed_markers, current_generation, generation_problem, marked_runs, table_of
 from tracekit.store.store import Store
 
 
@@ -117,7 +117,7 @@ def compact(store: Store) -> dict:
                         manifest["files"][table] = {"file": out.name, "size": out.stat().st_size}
                     for table in STUDY_FACTS:
                         _study_facts(store, con, gen, table, hashes[table], run_parts, prev,
-                                     {m.split(".", 1)[0] for m in markers}, manifest)
+                                     marked_runs(markers), manifest)
                 finally:
                     con.close()
                 break

@@ -231,7 +231,7 @@ RAW_COLUMNS["run_metric_facts"] = (
     ("source_column", "VARCHAR"),
     ("value", "DOUBLE"),
 )
-# every table the views read as stored facts or compute (sql/intermediate/<table>.sql)
+# every table the views read as stored facts or compute (sql/*/<table>.sql over <table>_from_events)
 VIEW_FACTS: tuple[str, ...] = FACT_TABLES + STUDY_FACTS
 
 # the per-run tables (every table but the run record and the study facts)

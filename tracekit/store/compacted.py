@@ -77,6 +77,11 @@ def changed_markers(root: Path) -> list[str]:
         return []
 
 
+def marked_runs(markers: list[str]) -> set[str]:
+    """The run ids of marker names (changed_markers: `<run id>.<random>`)."""
+    return {m.split(".", 1)[0] for m in markers}
+
+
 @dataclass
 class Generation:
     """The current compacted generation: its directory, manifest, and the file of each small table."""
@@ -151,7 +156,7 @@ def plan(root: Path, runs_dir: Path, per_run_tables: set[str] | None = None,
     gen, out.problem = generation_problem(root)
     covered = set(gen.run_ids) if gen is not None else set()
     # changed since compaction: read from their own files, their compacted rows left out
-    changed = covered & {m.split(".", 1)[0] for m in changed_markers(root)} if covered else set()
+    changed = covered & marked_runs(changed_markers(root)) if covered else set()
     covered -= changed
     compacted_live: list[tuple[str, str]] = []
     checked = None if per_run_tables is None else (lambda n: table_of(n) in per_run_tables)
